@@ -1,0 +1,2 @@
+-- placeholder replaced by the store schema
+SELECT 1;
