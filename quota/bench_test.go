@@ -1,0 +1,248 @@
+package quota_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-redis/redis_rate/v10"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ytrend/ytrend/internal/redistest"
+	"github.com/ytrend/ytrend/quota"
+)
+
+// Benchmarks: run them all in one go against one Redis, e.g.
+//
+//	go test -run '^$' -bench . -benchtime 3s ./quota
+//
+// Every throughput benchmark reports res/s (operations per second over the
+// whole run), p50-µs and p99-µs (per-operation latency). "goroutines=N" means
+// exactly N goroutines issue operations back to back. Memory benchmarks
+// report bytes (MEMORY USAGE ... SAMPLES 0 summed over the credential's keys).
+
+// benchConfig is one limit that never refuses, so every operation takes the
+// grant path. Its window is 1s: the log holds about a second of grants and
+// each reservation prunes what left, the steady state of a busy credential.
+func benchConfig(cred string) quota.Config {
+	return quota.Config{
+		Credential: cred,
+		Costs:      map[string]int64{"videos.list": 1, "search.list": 100},
+		Limits:     []quota.Limit{{Name: "bench", Units: 1 << 50, Window: time.Second}},
+		Timeout:    5 * time.Second,
+	}
+}
+
+// runOps runs b.N calls of op on exactly n goroutines and reports
+// throughput and latency percentiles.
+func runOps(b *testing.B, n int, op func(ctx context.Context) error) {
+	b.Helper()
+	ctx := context.Background()
+	var next atomic.Int64
+	lat := make([][]time.Duration, n)
+	var wg sync.WaitGroup
+	var failed atomic.Value
+	b.ResetTimer()
+	start := time.Now()
+	for g := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			local := make([]time.Duration, 0, b.N/n+1)
+			for next.Add(1) <= int64(b.N) {
+				t := time.Now()
+				if err := op(ctx); err != nil {
+					failed.CompareAndSwap(nil, err)
+					return
+				}
+				local = append(local, time.Since(t))
+			}
+			lat[g] = local
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	if err, _ := failed.Load().(error); err != nil {
+		b.Fatal(err)
+	}
+	all := slices.Concat(lat...)
+	slices.Sort(all)
+	pct := func(p float64) float64 {
+		return float64(all[min(len(all)-1, int(p*float64(len(all))))]) / float64(time.Microsecond)
+	}
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "res/s")
+	b.ReportMetric(pct(0.50), "p50-µs")
+	b.ReportMetric(pct(0.99), "p99-µs")
+}
+
+var goroutineCounts = []int{1, 16}
+
+// benchClient is the client a deployment should use: ContextTimeoutEnabled
+// lets go-redis end a call at Config.Timeout itself (see NewRedis).
+func benchClient(b *testing.B) *redis.Client {
+	opt := redistest.Client(b).Options()
+	opt.ContextTimeoutEnabled = true
+	rdb := redis.NewClient(opt)
+	b.Cleanup(func() { rdb.Close() })
+	return rdb
+}
+
+func BenchmarkRedisReserve(b *testing.B) {
+	rdb := benchClient(b)
+	for _, cost := range []int64{1, 100} {
+		for _, n := range goroutineCounts {
+			b.Run(fmt.Sprintf("cost=%d/goroutines=%d", cost, n), func(b *testing.B) {
+				cfg := benchConfig(redistest.Prefix(b))
+				l := newLimiter(b, cfg, quota.NewRedis(rdb))
+				b.Cleanup(func() { deleteCredential(b, rdb, cfg.Credential) })
+				runOps(b, n, func(ctx context.Context) error {
+					_, err := l.Reserve(ctx, "", quota.WithCost(cost))
+					return err
+				})
+			})
+		}
+	}
+}
+
+// BenchmarkRedisReserveDefault is the shipped configuration: videos.list is
+// counted by one limit, search.list by two.
+func BenchmarkRedisReserveDefault(b *testing.B) {
+	rdb := benchClient(b)
+	for _, call := range []string{"videos.list", "search.list"} {
+		b.Run("call="+call, func(b *testing.B) {
+			cfg := quota.DefaultConfig()
+			cfg.Credential = redistest.Prefix(b)
+			for i := range cfg.Limits {
+				cfg.Limits[i].Units = 1 << 50 // never refuse
+			}
+			l := newLimiter(b, cfg, quota.NewRedis(rdb))
+			b.Cleanup(func() { deleteCredential(b, rdb, cfg.Credential) })
+			runOps(b, 1, func(ctx context.Context) error { _, err := l.Reserve(ctx, call); return err })
+		})
+	}
+}
+
+func BenchmarkRedisPing(b *testing.B) {
+	rdb := benchClient(b)
+	for _, n := range goroutineCounts {
+		b.Run(fmt.Sprintf("goroutines=%d", n), func(b *testing.B) {
+			runOps(b, n, func(ctx context.Context) error { return rdb.Ping(ctx).Err() })
+		})
+	}
+}
+
+// BenchmarkRedisRate is the reference: go-redis/redis_rate's GCRA AllowN,
+// one key, never refusing.
+func BenchmarkRedisRate(b *testing.B) {
+	rdb := benchClient(b)
+	limiter := redis_rate.NewLimiter(rdb)
+	limit := redis_rate.Limit{Rate: 1 << 30, Burst: 1 << 30, Period: time.Second}
+	for _, n := range goroutineCounts {
+		b.Run(fmt.Sprintf("goroutines=%d", n), func(b *testing.B) {
+			key := redistest.Prefix(b)
+			b.Cleanup(func() { limiter.Reset(context.Background(), key) })
+			runOps(b, n, func(ctx context.Context) error {
+				res, err := limiter.AllowN(ctx, key, limit, 1)
+				if err == nil && res.Allowed != 1 {
+					err = fmt.Errorf("redis_rate refused: %+v", res)
+				}
+				return err
+			})
+		})
+	}
+}
+
+func BenchmarkLedgerReserve(b *testing.B) {
+	for _, n := range goroutineCounts {
+		b.Run(fmt.Sprintf("cost=1/goroutines=%d", n), func(b *testing.B) {
+			l := newLimiter(b, benchConfig("bench"), quota.NewLedger(openStore(b).Writer()))
+			runOps(b, n, func(ctx context.Context) error {
+				_, err := l.Reserve(ctx, "videos.list")
+				return err
+			})
+		})
+	}
+}
+
+// BenchmarkSaturatedMemory fills the daily budget (9,500 units in 24h) with
+// different mixes of reservations and reports the Redis memory its keys take.
+// The log holds one member per reservation, so memory follows the number of
+// reservations, not units.
+func BenchmarkSaturatedMemory(b *testing.B) {
+	rdb := redistest.Client(b)
+	ctx := context.Background()
+	if cfg, err := rdb.ConfigGet(ctx, "zset-max-listpack-entries").Result(); err == nil {
+		b.Logf("server zset-max-listpack-entries = %v (a log with more members is a skiplist)", cfg["zset-max-listpack-entries"])
+	}
+	type part struct {
+		call  string
+		count int
+	}
+	mixes := []struct {
+		name  string
+		parts []part
+	}{
+		// 95 search pages: the mix the design's "a few KB" figure is about.
+		{"search-95x100u", []part{{"search.list", 95}}},
+		// The default schedule (8 regions hourly, 4 chart pages: 768
+		// videos.list a day) plus search pages (100u + 1u for their
+		// statistics) filling the rest, topped up with 1-unit calls.
+		{"schedule-768chart+86search", []part{{"videos.list", 768}, {"search.list", 86}, {"videos.list", 86 + 46}}},
+		// The default schedule alone: not saturated (768 of 9,500 units).
+		{"schedule-only-768chart", []part{{"videos.list", 768}}},
+		// The worst case: 9,500 one-unit reservations.
+		{"unit-9500x1u", []part{{"videos.list", 9500}}},
+	}
+	for _, mix := range mixes {
+		// Fill once, outside b.Run: the sub-benchmark's function runs
+		// several times and cleans up after each run.
+		cfg := quota.DefaultConfig()
+		cfg.Credential = redistest.Prefix(b)
+		cfg.Limits = cfg.Limits[:1] // the daily budget alone
+		l := newLimiter(b, cfg, quota.NewRedis(rdb))
+		b.Cleanup(func() { deleteCredential(b, rdb, cfg.Credential) })
+		var res quota.Result
+		var reservations int64
+		for _, p := range mix.parts {
+			for range p.count {
+				res = mustGrant(b, l, p.call)
+				reservations++
+			}
+		}
+		units := res.Limits[0].Used
+		keys, _ := rdb.Keys(ctx, "ytrend:{"+cfg.Credential+"}:*").Result()
+		enc, _ := rdb.ObjectEncoding(ctx, "ytrend:{"+cfg.Credential+"}:log:daily").Result()
+
+		b.Run("mix="+mix.name, func(b *testing.B) {
+			b.Logf("%d reservations, %d units, log encoding %s", reservations, units, enc)
+			var bytes int64
+			for b.Loop() {
+				bytes = 0
+				for _, k := range keys {
+					n, err := rdb.MemoryUsage(ctx, k, 0).Result()
+					if err != nil {
+						b.Fatalf("MEMORY USAGE %s: %v", k, err)
+					}
+					bytes += n
+				}
+			}
+			b.ReportMetric(float64(bytes), "bytes")
+			b.ReportMetric(float64(bytes)/float64(reservations), "bytes/reservation")
+			b.ReportMetric(float64(units), "units")
+			b.ReportMetric(float64(reservations), "reservations")
+		})
+	}
+}
+
+func deleteCredential(tb testing.TB, rdb *redis.Client, cred string) {
+	ctx := context.Background()
+	keys, err := rdb.Keys(ctx, "ytrend:{"+cred+"}:*").Result()
+	if err == nil && len(keys) > 0 {
+		rdb.Del(ctx, keys...)
+	}
+}

@@ -1,0 +1,91 @@
+package quota
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+var (
+	// ErrRefused is matched (errors.Is) by every *RefusedError: the budget
+	// said no, and RetryAfter says for how long.
+	ErrRefused = errors.New("quota: refused")
+	// ErrBackend is returned when the backend could not be asked: unreachable,
+	// timed out, or answering with an error. For an unreachable backend the
+	// call's Policy decides; a closed policy returns this error.
+	ErrBackend = errors.New("quota: backend unavailable")
+	// ErrUnknownCall is returned for a call name that is not in Config.Costs.
+	ErrUnknownCall = errors.New("quota: unknown call")
+	// ErrInvalidCost is returned for WithCost(n) with n <= 0.
+	ErrInvalidCost = errors.New("quota: invalid cost")
+	// ErrCostExceedsLimit is returned for a cost larger than a limit's whole
+	// capacity: such a reservation could never be granted, so it is an input
+	// error, not a "try later".
+	ErrCostExceedsLimit = errors.New("quota: cost exceeds a limit's capacity")
+	// ErrNotFound is returned by Release for an ID that holds no units (never
+	// granted, already released, or already outside every window).
+	ErrNotFound = errors.New("quota: reservation not found")
+	// ErrInvalidConfig is matched by every error Config.Validate returns.
+	ErrInvalidConfig = errors.New("quota: invalid config")
+	// ErrInvalidID is returned for a reservation ID that is empty, longer than
+	// 64 bytes, or has characters outside [A-Za-z0-9_.:-].
+	ErrInvalidID = errors.New("quota: invalid reservation id")
+)
+
+// RefusedError is the error of a refused reservation. It carries what a caller
+// needs to decide between waiting and stopping the run.
+type RefusedError struct {
+	Limit      string        // the limit that refused, or "upstream" for a MarkExhausted mark
+	RetryAfter time.Duration // earliest moment this same reservation could fit
+	Until      time.Time     // end of the upstream mark; zero for a limit's refusal
+}
+
+// Upstream is the RefusedBy / RefusedError.Limit value of a refusal caused by
+// MarkExhausted.
+const Upstream = "upstream"
+
+func (e *RefusedError) Error() string {
+	if e.Limit == Upstream {
+		return fmt.Sprintf("quota: refused: upstream quota exhausted until %s: retry after %s",
+			e.Until.UTC().Format(time.RFC3339), formatWait(e.RetryAfter))
+	}
+	return fmt.Sprintf("quota: refused by limit %q: retry after %s", e.Limit, formatWait(e.RetryAfter))
+}
+
+// Is makes errors.Is(err, ErrRefused) true.
+func (e *RefusedError) Is(target error) bool { return target == ErrRefused }
+
+// formatWait prints a wait the way an operator reads it: "3h12m", "41s",
+// "250ms".
+func formatWait(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "0s"
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	case d < time.Minute:
+		return d.Round(100 * time.Millisecond).String()
+	}
+	s := d.Round(time.Second).String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// unavailableError marks a backend error that means "could not be asked"
+// (network, timeout, server loading or read-only) as opposed to an answer that
+// is itself an error. Only the former falls under the call's Policy.
+type unavailableError struct{ err error }
+
+func (e unavailableError) Error() string { return e.err.Error() }
+func (e unavailableError) Unwrap() error { return e.err }
+
+func isUnavailable(err error) bool {
+	var u unavailableError
+	return errors.As(err, &u)
+}

@@ -1,0 +1,423 @@
+package quota_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ytrend/ytrend/internal/redistest"
+	"github.com/ytrend/ytrend/quota"
+)
+
+// deadRedis is a client for a port where nothing listens: a listener opened
+// and closed again, so the address is free and refuses connections.
+func deadRedis(tb testing.TB) *redis.Client {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	c := redis.NewClient(&redis.Options{Addr: addr})
+	tb.Cleanup(func() { c.Close() })
+	return c
+}
+
+// proxy is a TCP proxy to the real Redis that a test switches between
+// forwarding, dead (every connection is closed at once) and stalled (accepts
+// and never answers), so one Limiter sees Redis go away and come back.
+type proxy struct {
+	ln     net.Listener
+	target string
+	mode   atomic.Int32
+	mu     sync.Mutex
+	conns  map[net.Conn]struct{}
+	wg     sync.WaitGroup
+}
+
+const (
+	forwarding int32 = iota
+	dead
+	stalled
+)
+
+func newProxy(tb testing.TB, target string) *proxy {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p := &proxy{ln: ln, target: target, conns: map[net.Conn]struct{}{}}
+	p.wg.Add(1)
+	go p.serve()
+	tb.Cleanup(func() {
+		ln.Close()
+		p.dropAll()
+		p.wg.Wait()
+	})
+	return p
+}
+
+func (p *proxy) Addr() string { return p.ln.Addr().String() }
+
+// Set switches the mode and drops every open connection, as a restarting
+// or unreachable server would.
+func (p *proxy) Set(mode int32) {
+	p.mode.Store(mode)
+	p.dropAll()
+}
+
+func (p *proxy) track(c net.Conn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.conns == nil {
+		return false
+	}
+	p.conns[c] = struct{}{}
+	return true
+}
+
+func (p *proxy) dropAll() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for c := range p.conns {
+		c.Close()
+	}
+	clear(p.conns)
+}
+
+func (p *proxy) serve() {
+	defer p.wg.Done()
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		switch p.mode.Load() {
+		case dead:
+			c.Close()
+			continue
+		case stalled:
+			p.track(c)
+			p.wg.Add(1)
+			go func() { defer p.wg.Done(); io.Copy(io.Discard, c) }()
+			continue
+		}
+		up, err := net.Dial("tcp", p.target)
+		if err != nil {
+			c.Close()
+			continue
+		}
+		p.track(c)
+		p.track(up)
+		p.wg.Add(2)
+		go func() { defer p.wg.Done(); io.Copy(up, c); up.Close() }()
+		go func() { defer p.wg.Done(); io.Copy(c, up); c.Close() }()
+	}
+}
+
+type journalRow struct {
+	ID, Call, Costs string
+	At              int64
+}
+
+func journalRows(tb testing.TB, db *sql.DB, cred string) []journalRow {
+	tb.Helper()
+	rows, err := db.Query(`SELECT id, call, costs, at FROM quota_journal WHERE credential = ? ORDER BY at, id`, cred)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer rows.Close()
+	var out []journalRow
+	for rows.Next() {
+		var r journalRow
+		if err := rows.Scan(&r.ID, &r.Call, &r.Costs, &r.At); err != nil {
+			tb.Fatal(err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		tb.Fatal(err)
+	}
+	return out
+}
+
+func insertJournal(tb testing.TB, db *sql.DB, cred string, rows ...journalRow) {
+	tb.Helper()
+	for _, r := range rows {
+		if _, err := db.Exec(`INSERT INTO quota_journal(credential, id, call, costs, at) VALUES (?, ?, ?, ?, ?)`,
+			cred, r.ID, r.Call, r.Costs, r.At); err != nil {
+			tb.Fatal(err)
+		}
+	}
+}
+
+// TestFailurePolicy: with Redis on a closed port, videos.list (open) is
+// granted and journaled, search.list (closed) and channels.list (no policy:
+// closed) fail with ErrBackend, which is not ErrRefused.
+func TestFailurePolicy(t *testing.T) {
+	t.Parallel()
+	db := openStore(t)
+	cfg := quota.DefaultConfig()
+	cfg.Credential = "failure-policy"
+	cfg.Timeout = 300 * time.Millisecond
+	var seen []quota.Result
+	l := newLimiter(t, cfg, quota.NewRedis(deadRedis(t)), quota.WithJournal(db.Writer()),
+		quota.WithObserver(func(r quota.Result) { seen = append(seen, r) }))
+	ctx := context.Background()
+
+	res, err := l.Reserve(ctx, "videos.list", quota.WithID("v-1"))
+	if err != nil || !res.Granted || !res.FailOpen || res.Cost != 1 || res.RefusedBy != "" {
+		t.Fatalf("videos.list = %+v, %v; want a fail-open grant", res, err)
+	}
+	if res.Limits[0].Used != -1 || res.Remaining() != -1 {
+		t.Errorf("fail-open usage = %+v, want -1 (unknown)", res.Limits)
+	}
+	want := []journalRow{{ID: "v-1", Call: "videos.list", Costs: `{"daily":1}`, At: res.At.UnixMicro()}}
+	if got := journalRows(t, db.Writer(), cfg.Credential); len(got) != 1 || got[0] != want[0] {
+		t.Errorf("journal = %+v, want %+v", got, want)
+	}
+	// A retry with the same ID is journaled once.
+	if r, err := l.Reserve(ctx, "videos.list", quota.WithID("v-1")); err != nil || !r.FailOpen {
+		t.Fatalf("retry = %+v, %v", r, err)
+	}
+	if got := journalRows(t, db.Writer(), cfg.Credential); len(got) != 1 {
+		t.Errorf("journal has %d rows after a retry, want 1", len(got))
+	}
+
+	for _, call := range []string{"search.list", "channels.list"} {
+		res, err := l.Reserve(ctx, call)
+		if !errors.Is(err, quota.ErrBackend) || errors.Is(err, quota.ErrRefused) || res.Granted || res.FailOpen {
+			t.Errorf("%s = %+v, %v; want ErrBackend (and not ErrRefused)", call, res, err)
+		}
+	}
+	// Only the fail-open grant was journaled.
+	if got := journalRows(t, db.Writer(), cfg.Credential); len(got) != 1 {
+		t.Errorf("journal = %+v, want only v-1", got)
+	}
+	if len(seen) != 4 || !seen[0].FailOpen || seen[2].Granted || seen[2].RefusedBy != "" {
+		t.Errorf("observer saw %+v", seen)
+	}
+
+	for name, f := range map[string]func() error{
+		"Status":        func() error { _, err := l.Status(ctx); return err },
+		"Ping":          func() error { return l.Ping(ctx) },
+		"MarkExhausted": func() error { return l.MarkExhausted(ctx, time.Now().Add(time.Hour), "x") },
+		"Release":       func() error { return l.Release(ctx, "other") },
+	} {
+		if err := f(); !errors.Is(err, quota.ErrBackend) {
+			t.Errorf("%s = %v, want ErrBackend", name, err)
+		}
+	}
+	// Releasing a fail-open grant that was never replayed drops its journal row.
+	if err := l.Release(ctx, "v-1"); err != nil {
+		t.Errorf("Release(v-1) = %v, want nil (its journal row was the reservation)", err)
+	}
+	if got := journalRows(t, db.Writer(), cfg.Credential); len(got) != 0 {
+		t.Errorf("journal after release = %+v, want empty", got)
+	}
+
+	// A caller that gives up is not a backend outage: no fail-open grant.
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if res, err := l.Reserve(cctx, "videos.list"); res.Granted || !errors.Is(err, context.Canceled) {
+		t.Errorf("Reserve(canceled) = %+v, %v; want context.Canceled and no grant", res, err)
+	}
+}
+
+// TestFailOpenWithoutJournal: fail-open still grants without a journal.
+func TestFailOpenWithoutJournal(t *testing.T) {
+	t.Parallel()
+	cfg := quota.DefaultConfig()
+	cfg.Credential = "no-journal"
+	cfg.Timeout = 300 * time.Millisecond
+	l := newLimiter(t, cfg, quota.NewRedis(deadRedis(t)))
+	if res, err := l.Reserve(context.Background(), "videos.list"); err != nil || !res.FailOpen {
+		t.Errorf("Reserve = %+v, %v; want a fail-open grant", res, err)
+	}
+	if n, err := l.ReplayJournal(context.Background()); n != 0 || err != nil {
+		t.Errorf("ReplayJournal without a journal = %d, %v", n, err)
+	}
+}
+
+// TestFailOpenOnTimeout: a Redis that accepts and never answers is cut off by
+// Config.Timeout and treated like an unreachable one, whether or not the
+// client itself honours context deadlines.
+func TestFailOpenOnTimeout(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Client(t)
+	for _, ctxTimeouts := range []bool{false, true} {
+		t.Run(fmt.Sprintf("ContextTimeoutEnabled=%v", ctxTimeouts), func(t *testing.T) {
+			t.Parallel()
+			p := newProxy(t, rdb.Options().Addr)
+			p.Set(stalled)
+			client := redis.NewClient(&redis.Options{Addr: p.Addr(), ContextTimeoutEnabled: ctxTimeouts})
+			t.Cleanup(func() { client.Close() })
+			cfg := quota.DefaultConfig()
+			cfg.Credential = redistest.Prefix(t)
+			cfg.Timeout = 200 * time.Millisecond
+			l := newLimiter(t, cfg, quota.NewRedis(client))
+
+			start := time.Now()
+			res, err := l.Reserve(context.Background(), "videos.list")
+			if err != nil || !res.FailOpen {
+				t.Errorf("videos.list = %+v, %v; want fail-open", res, err)
+			}
+			if _, err := l.Reserve(context.Background(), "search.list"); !errors.Is(err, quota.ErrBackend) {
+				t.Errorf("search.list = %v, want ErrBackend", err)
+			}
+			// go-redis' own read timeout is 3s; finishing both well before
+			// proves Config.Timeout bounded them.
+			if d := time.Since(start); d > 2*time.Second {
+				t.Errorf("two stalled reservations took %s; Config.Timeout (200ms) was not applied", d)
+			}
+		})
+	}
+}
+
+// TestBackendErrorIsNotFailOpen: a Redis that answers with an error (here a
+// key of the wrong type) is a bug to surface, not an outage to ride out.
+func TestBackendErrorIsNotFailOpen(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Client(t)
+	cfg := quota.DefaultConfig()
+	cfg.Credential = redistest.Prefix(t)
+	l := newLimiter(t, cfg, quota.NewRedis(rdb))
+	logKey := "ytrend:{" + cfg.Credential + "}:log:daily"
+	if err := rdb.Set(context.Background(), logKey, "not a sorted set", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rdb.Del(context.Background(), logKey) })
+	res, err := l.Reserve(context.Background(), "videos.list")
+	if !errors.Is(err, quota.ErrBackend) || res.Granted || res.FailOpen {
+		t.Errorf("Reserve = %+v, %v; want ErrBackend without a fail-open grant", res, err)
+	}
+}
+
+// TestJournalReplay: fail-open grants made while Redis was away are added
+// once it is back (automatically, by the same Limiter), at their journaled
+// times; replaying again adds nothing.
+func TestJournalReplay(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Client(t)
+	p := newProxy(t, rdb.Options().Addr)
+	client := redis.NewClient(&redis.Options{Addr: p.Addr()})
+	t.Cleanup(func() { client.Close() })
+	db := openStore(t)
+	cfg := quota.DefaultConfig()
+	cfg.Credential = redistest.Prefix(t)
+	cfg.Timeout = 300 * time.Millisecond
+	l := newLimiter(t, cfg, quota.NewRedis(client), quota.WithJournal(db.Writer()))
+	direct := newLimiter(t, cfg, quota.NewRedis(rdb)) // another process, Redis never lost
+	ctx := context.Background()
+
+	mustGrant(t, l, "videos.list") // connections pooled, then Redis goes away
+	p.Set(dead)
+	var open []quota.Result
+	for range 3 {
+		res, err := l.Reserve(ctx, "videos.list")
+		if err != nil || !res.FailOpen {
+			t.Fatalf("while dead: %+v, %v; want fail-open", res, err)
+		}
+		open = append(open, res)
+	}
+	if _, err := l.Reserve(ctx, "search.list"); !errors.Is(err, quota.ErrBackend) {
+		t.Fatalf("search.list while dead = %v, want ErrBackend", err)
+	}
+	journaled := journalRows(t, db.Writer(), cfg.Credential)
+	if len(journaled) != 3 {
+		t.Fatalf("journal holds %d rows, want 3", len(journaled))
+	}
+	if u := used(t, direct); u["daily"] != 1 {
+		t.Fatalf("Redis saw %d units while the proxy was dead, want 1", u["daily"])
+	}
+
+	p.Set(forwarding)
+	res := mustGrant(t, l, "videos.list") // the backend answers: the journal is replayed
+	if res.FailOpen {
+		t.Fatal("granted fail-open with Redis back")
+	}
+	if u := used(t, direct); u["daily"] != 5 {
+		t.Errorf("daily used = %d after replay, want 5 (1 + 3 replayed + 1)", u["daily"])
+	}
+	if got := journalRows(t, db.Writer(), cfg.Credential); len(got) != 0 {
+		t.Errorf("journal still holds %+v after replay", got)
+	}
+	// Each replayed entry sits at its journaled (fail-open) time.
+	for _, r := range open {
+		score, err := rdb.ZScore(ctx, "ytrend:{"+cfg.Credential+"}:log:daily", r.ID+"|1").Result()
+		if err != nil || int64(score) != r.At.UnixMicro() {
+			t.Errorf("entry %s: score %v (%v), want %d", r.ID, int64(score), err, r.At.UnixMicro())
+		}
+	}
+
+	// Another process replaying the same rows (it read them before we
+	// deleted them) adds nothing.
+	insertJournal(t, db.Writer(), cfg.Credential, journaled...)
+	if n, err := l.ReplayJournal(ctx); err != nil || n != 0 {
+		t.Errorf("second replay = %d, %v; want 0 added", n, err)
+	}
+	if u := used(t, direct); u["daily"] != 5 {
+		t.Errorf("daily used = %d after a second replay, want still 5", u["daily"])
+	}
+	if got := journalRows(t, db.Writer(), cfg.Credential); len(got) != 0 {
+		t.Errorf("journal not trimmed by the second replay: %+v", got)
+	}
+
+	// A grant whose reply was lost (it reached Redis) and was also journaled
+	// is not counted twice.
+	mustGrant(t, direct, "videos.list", quota.WithID("lost-reply"))
+	insertJournal(t, db.Writer(), cfg.Credential, journalRow{ID: "lost-reply", Call: "videos.list", Costs: `{"daily":1}`, At: time.Now().UnixMicro()})
+	if n, err := l.ReplayJournal(ctx); err != nil || n != 0 {
+		t.Errorf("replay of a lost-reply grant = %d, %v; want 0", n, err)
+	}
+	// An entry older than its window is dropped, not added.
+	insertJournal(t, db.Writer(), cfg.Credential, journalRow{ID: "ancient", Call: "videos.list", Costs: `{"daily":1}`, At: time.Now().Add(-25 * time.Hour).UnixMicro()})
+	if n, err := l.ReplayJournal(ctx); err != nil || n != 0 {
+		t.Errorf("replay of an expired entry = %d, %v; want 0", n, err)
+	}
+	if u := used(t, direct); u["daily"] != 6 {
+		t.Errorf("daily used = %d, want 6", u["daily"])
+	}
+	// A journaled search.list counts in both of its limits.
+	insertJournal(t, db.Writer(), cfg.Credential, journalRow{ID: "s1", Call: "search.list", Costs: `{"daily":100,"search":100}`, At: time.Now().UnixMicro()})
+	if n, err := l.ReplayJournal(ctx); err != nil || n != 1 {
+		t.Errorf("replay of a search = %d, %v; want 1", n, err)
+	}
+	if u := used(t, direct); u["daily"] != 106 || u["search"] != 100 {
+		t.Errorf("used = %v, want daily 106 search 100", u)
+	}
+}
+
+// TestJournalReplayAtStartup: rows left by an earlier process are replayed
+// by a new Limiter as soon as its backend answers.
+func TestJournalReplayAtStartup(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Client(t)
+	db := openStore(t)
+	cfg := quota.DefaultConfig()
+	cfg.Credential = redistest.Prefix(t)
+	insertJournal(t, db.Writer(), cfg.Credential,
+		journalRow{ID: "left-1", Call: "videos.list", Costs: `{"daily":1}`, At: time.Now().Add(-time.Minute).UnixMicro()},
+		journalRow{ID: "left-2", Call: "videos.list", Costs: `{"daily":1}`, At: time.Now().Add(-time.Minute).UnixMicro()})
+	l := newLimiter(t, cfg, quota.NewRedis(rdb), quota.WithJournal(db.Writer()))
+	if err := l.Ping(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if u := used(t, l); u["daily"] != 2 {
+		t.Errorf("daily used = %d after the first answer, want the 2 journaled units", u["daily"])
+	}
+	if got := journalRows(t, db.Writer(), cfg.Credential); len(got) != 0 {
+		t.Errorf("journal = %+v, want empty", got)
+	}
+}

@@ -1,0 +1,179 @@
+package quota_test
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/ytrend/ytrend/quota"
+)
+
+// Tests of the embedded ledger with an injected clock: exact instants, no
+// sleeping.
+
+func ledgerLimiter(tb testing.TB, cfg quota.Config, start time.Time) (*quota.Limiter, *fakeClock, *quota.Ledger) {
+	tb.Helper()
+	clock := &fakeClock{now: start}
+	db := openStore(tb)
+	b := quota.NewLedger(db.Writer(), quota.WithClock(clock.Now))
+	return newLimiter(tb, cfg, b, quota.WithJournal(db.Writer())), clock, b
+}
+
+// TestLedgerMarkExhaustedAcrossDST: Google's quota resets at midnight in Los
+// Angeles, so on the night clocks change the wait is 22h or 24h30m, not a
+// naive 23h or 23h30m.
+func TestLedgerMarkExhaustedAcrossDST(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		now   string // UTC
+		want  time.Duration
+		until string // UTC
+	}{
+		{"spring forward: 01:00 PST, next midnight is PDT", "2026-03-08T09:00:00Z", 22 * time.Hour, "2026-03-09T07:00:00Z"},
+		{"fall back: 00:30 PDT, next midnight is PST", "2026-11-01T07:30:00Z", 24*time.Hour + 30*time.Minute, "2026-11-02T08:00:00Z"},
+		{"ordinary winter night: 23:00 PST", "2026-01-16T07:00:00Z", time.Hour, "2026-01-16T08:00:00Z"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			now, _ := time.Parse(time.RFC3339, tt.now)
+			until, _ := time.Parse(time.RFC3339, tt.until)
+			cfg := quota.DefaultConfig()
+			l, clock, _ := ledgerLimiter(t, cfg, now)
+			if err := l.MarkExhausted(context.Background(), time.Time{}, "quotaExceeded"); err != nil {
+				t.Fatal(err)
+			}
+			res := mustRefuse(t, l, "videos.list")
+			if res.RefusedBy != "upstream" || res.RetryAfter != tt.want {
+				t.Errorf("refused by %q, RetryAfter %s; want upstream, %s", res.RefusedBy, res.RetryAfter, tt.want)
+			}
+			if st := status(t, l); st.Exhausted == nil || !st.Exhausted.Until.Equal(until) {
+				t.Errorf("mark = %+v, want until %s", st.Exhausted, until)
+			}
+			clock.Set(until.Add(-time.Microsecond))
+			if r := mustRefuse(t, l, "videos.list"); r.RetryAfter != time.Microsecond {
+				t.Errorf("one µs before the reset RetryAfter = %s, want 1µs", r.RetryAfter)
+			}
+			clock.Set(until)
+			mustGrant(t, l, "videos.list")
+			if st := status(t, l); st.Exhausted != nil {
+				t.Errorf("mark still reported after its end: %+v", st.Exhausted)
+			}
+		})
+	}
+}
+
+// TestLedgerRetryAfterExact: with a controlled clock Retry-After is exact to
+// the microsecond, and an entry stops counting exactly at its time + window.
+func TestLedgerRetryAfterExact(t *testing.T) {
+	t.Parallel()
+	const window = time.Hour
+	t0 := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	costs := map[string]int64{"c3": 3, "c5": 5, "c4": 4, "c9": 9}
+	l, clock, _ := ledgerLimiter(t, oneLimit("exact", 10, window, costs), t0)
+	mustGrant(t, l, "c3")
+	clock.Advance(10 * time.Minute)
+	t1 := clock.Now()
+	mustGrant(t, l, "c5")
+	clock.Advance(5 * time.Minute)
+	now := clock.Now()
+
+	tests := []struct {
+		call string
+		want time.Duration
+	}{
+		{"c4", t0.Add(window).Sub(now)}, // 3 units must leave: the first entry
+		{"c9", t1.Add(window).Sub(now)}, // 7 must leave: both entries
+	}
+	for _, tt := range tests {
+		if r := mustRefuse(t, l, tt.call); r.RetryAfter != tt.want {
+			t.Errorf("%s: RetryAfter = %s, want %s", tt.call, r.RetryAfter, tt.want)
+		}
+	}
+	clock.Set(t0.Add(window - time.Microsecond))
+	if r := mustRefuse(t, l, "c4"); r.RetryAfter != time.Microsecond {
+		t.Errorf("1µs before the slide: RetryAfter = %s, want 1µs", r.RetryAfter)
+	}
+	clock.Set(t0.Add(window))
+	if r := mustGrant(t, l, "c4"); r.Limits[0].Used != 9 {
+		t.Errorf("at t0+window used = %d, want 5+4", r.Limits[0].Used)
+	}
+	if st := status(t, l); st.Limits[0].Reservations != 2 || st.Limits[0].NextFree != t1.Add(window).Sub(t0.Add(window)) {
+		t.Errorf("status = %+v", st.Limits[0])
+	}
+}
+
+// TestLedgerRows: the tables hold exactly one row per reservation and limit
+// that counts it, and a total equal to their sum.
+func TestLedgerRows(t *testing.T) {
+	t.Parallel()
+	db := openStore(t)
+	l := newLimiter(t, quota.DefaultConfig(), quota.NewLedger(db.Writer()))
+	mustGrant(t, l, "search.list", quota.WithID("s1"))
+	mustGrant(t, l, "videos.list", quota.WithID("v1"))
+	mustGrant(t, l, "videos.list", quota.WithID("v2"))
+	mustRefuse(t, l, "", quota.WithCost(1000), quota.WithID("big"))
+
+	rows, err := db.Writer().Query(`SELECT limit_name, id, cost FROM quota_log WHERE credential = 'main' ORDER BY limit_name, id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for rows.Next() {
+		var name, id string
+		var cost int64
+		if err := rows.Scan(&name, &id, &cost); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, name+"/"+id+"|"+strconv.FormatInt(cost, 10))
+	}
+	rows.Close()
+	want := []string{"daily/s1|100", "daily/v1|1", "daily/v2|1", "search/s1|100"}
+	if len(got) != len(want) {
+		t.Fatalf("quota_log = %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("quota_log[%d] = %s, want %s", i, got[i], want[i])
+		}
+	}
+	var daily, search int64
+	db.Writer().QueryRow(`SELECT used FROM quota_totals WHERE credential = 'main' AND limit_name = 'daily'`).Scan(&daily)
+	db.Writer().QueryRow(`SELECT used FROM quota_totals WHERE credential = 'main' AND limit_name = 'search'`).Scan(&search)
+	if daily != 102 || search != 100 {
+		t.Errorf("quota_totals daily %d search %d, want 102 and 100", daily, search)
+	}
+}
+
+// TestLedgerJournalReplay: journaled fail-open grants replay into the ledger
+// too, at their own times, once.
+func TestLedgerJournalReplay(t *testing.T) {
+	t.Parallel()
+	start := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	cfg := quota.DefaultConfig()
+	clock := &fakeClock{now: start}
+	db := openStore(t)
+	l := newLimiter(t, cfg, quota.NewLedger(db.Writer(), quota.WithClock(clock.Now)), quota.WithJournal(db.Writer()))
+	rows := []journalRow{
+		{ID: "j1", Call: "videos.list", Costs: `{"daily":1}`, At: start.Add(-time.Hour).UnixMicro()},
+		{ID: "j2", Call: "search.list", Costs: `{"daily":100,"search":100}`, At: start.Add(-30 * time.Minute).UnixMicro()},
+		{ID: "j3", Call: "search.list", Costs: `{"daily":100,"search":100}`, At: start.Add(-2 * time.Hour).UnixMicro()}, // outside the 1h search window
+		{ID: "j4", Call: "videos.list", Costs: `{"daily":1,"retired":5}`, At: start.Add(-25 * time.Hour).UnixMicro()},   // outside every window
+	}
+	insertJournal(t, db.Writer(), "main", rows...)
+	if n, err := l.ReplayJournal(context.Background()); err != nil || n != 3 {
+		t.Fatalf("ReplayJournal = %d, %v; want 3 entries added", n, err)
+	}
+	if u := used(t, l); u["daily"] != 201 || u["search"] != 100 {
+		t.Errorf("used = %v, want daily 201 search 100", u)
+	}
+	insertJournal(t, db.Writer(), "main", rows...)
+	if n, err := l.ReplayJournal(context.Background()); err != nil || n != 0 {
+		t.Errorf("second ReplayJournal = %d, %v; want 0", n, err)
+	}
+	st := status(t, l)
+	if st.Limits[0].Used != 201 || st.Limits[0].Reservations != 3 || st.Limits[0].NextFree != 22*time.Hour {
+		t.Errorf("daily = %+v, want used 201 in 3 entries, the oldest (j3, 2h ago) freeing in 22h", st.Limits[0])
+	}
+}

@@ -1,0 +1,227 @@
+package quota_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ytrend/ytrend/internal/redistest"
+	"github.com/ytrend/ytrend/quota"
+)
+
+// Tests of what only the Redis backend has: the script cache, keys and TTLs.
+
+func redisLimiter(tb testing.TB, cfg quota.Config) (*quota.Limiter, *redis.Client) {
+	tb.Helper()
+	rdb := redistest.Client(tb)
+	cfg.Credential = redistest.Prefix(tb)
+	return newLimiter(tb, cfg, quota.NewRedis(rdb)), rdb
+}
+
+func redisKey(cred, kind, limit string) string {
+	if limit == "" {
+		return "ytrend:{" + cred + "}:" + kind
+	}
+	return "ytrend:{" + cred + "}:" + kind + ":" + limit
+}
+
+// TestRedisScriptFlush: SCRIPT FLUSH between calls (a restart or failover
+// empties the cache) is invisible: every operation still works and counts.
+func TestRedisScriptFlush(t *testing.T) {
+	t.Parallel()
+	l, rdb := redisLimiter(t, quota.DefaultConfig())
+	ctx := context.Background()
+	flush := func() {
+		t.Helper()
+		if err := rdb.ScriptFlush(ctx).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	steps := []struct {
+		name string
+		run  func() error
+	}{
+		{"reserve", func() error { mustGrant(t, l, "videos.list"); return nil }},
+		{"reserve search", func() error { mustGrant(t, l, "search.list", quota.WithID("s")); return nil }},
+		{"status", func() error {
+			if u := used(t, l); u["daily"] != 101 || u["search"] != 100 {
+				t.Errorf("used = %v, want daily 101 search 100", u)
+			}
+			return nil
+		}},
+		{"release", func() error { return l.Release(ctx, "s") }},
+		{"ping", func() error { return l.Ping(ctx) }},
+		{"mark", func() error { return l.MarkExhausted(ctx, time.Now().Add(time.Minute), "test") }},
+		{"refusal", func() error {
+			if r := mustRefuse(t, l, "videos.list"); r.RefusedBy != "upstream" || r.Limits[0].Used != 1 {
+				t.Errorf("after flush: %+v", r)
+			}
+			return nil
+		}},
+	}
+	for _, s := range steps {
+		flush()
+		if err := s.run(); err != nil {
+			t.Fatalf("%s after SCRIPT FLUSH: %v", s.name, err)
+		}
+	}
+}
+
+// TestRedisKeys: the documented layout - one hash tag per credential, one
+// sorted-set member "<id>|<cost>" per reservation (not per unit), a total
+// beside it - and PEXPIRE on every key the reservation wrote.
+func TestRedisKeys(t *testing.T) {
+	t.Parallel()
+	l, rdb := redisLimiter(t, quota.DefaultConfig())
+	cred := l.Config().Credential
+	ctx := context.Background()
+	mustGrant(t, l, "search.list", quota.WithID("s1"))
+	mustGrant(t, l, "videos.list", quota.WithID("v1"))
+	mustGrant(t, l, "videos.list", quota.WithID("v2"))
+
+	keys, err := rdb.Keys(ctx, "ytrend:{"+cred+"}:*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{
+		redisKey(cred, "log", "daily"): true, redisKey(cred, "total", "daily"): true,
+		redisKey(cred, "log", "search"): true, redisKey(cred, "total", "search"): true,
+	}
+	if len(keys) != len(want) {
+		t.Errorf("keys = %v, want %v", keys, want)
+	}
+	for _, k := range keys {
+		if !want[k] {
+			t.Errorf("unexpected key %q", k)
+		}
+	}
+	if got, _ := rdb.ZRange(ctx, redisKey(cred, "log", "daily"), 0, -1).Result(); strings.Join(got, ",") != "s1|100,v1|1,v2|1" {
+		t.Errorf("daily members = %v, want one per reservation: s1|100 v1|1 v2|1", got)
+	}
+	if got, _ := rdb.ZRange(ctx, redisKey(cred, "log", "search"), 0, -1).Result(); strings.Join(got, ",") != "s1|100" {
+		t.Errorf("search members = %v, want s1|100", got)
+	}
+	if got, _ := rdb.Get(ctx, redisKey(cred, "total", "daily")).Int64(); got != 102 {
+		t.Errorf("daily total = %d, want 102", got)
+	}
+
+	tests := []struct {
+		key    string
+		window time.Duration
+	}{
+		{redisKey(cred, "log", "daily"), 24 * time.Hour},
+		{redisKey(cred, "total", "daily"), 24 * time.Hour},
+		{redisKey(cred, "log", "search"), time.Hour},
+		{redisKey(cred, "total", "search"), time.Hour},
+	}
+	for _, tt := range tests {
+		pttl, err := rdb.PTTL(ctx, tt.key).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pttl <= 0 || pttl > tt.window+time.Second {
+			t.Errorf("PTTL %s = %s, want in (0, %s]", tt.key, pttl, tt.window+time.Second)
+		}
+		if pttl < tt.window-time.Minute {
+			t.Errorf("PTTL %s = %s, shorter than the window: entries would vanish early", tt.key, pttl)
+		}
+	}
+
+	until := time.Now().Add(90 * time.Second)
+	if err := l.MarkExhausted(ctx, until, "quotaExceeded"); err != nil {
+		t.Fatal(err)
+	}
+	pttl, _ := rdb.PTTL(ctx, redisKey(cred, "exhausted", "")).Result()
+	within(t, "PTTL of the mark", pttl, time.Until(until), 100*time.Millisecond)
+	if err := l.MarkExhausted(ctx, until, "quota limit search", "search.list"); err != nil {
+		t.Fatal(err)
+	}
+	pttl, _ = rdb.PTTL(ctx, redisKey(cred, "exhausted", "search.list")).Result()
+	within(t, "PTTL of the search.list mark", pttl, time.Until(until), 100*time.Millisecond)
+}
+
+// TestRedisIdleKeysExpire: a credential nobody uses costs nothing: its keys
+// are gone a little after the window.
+func TestRedisIdleKeysExpire(t *testing.T) {
+	t.Parallel()
+	cfg := oneLimit("", 10, 100*time.Millisecond, smallCosts)
+	l, rdb := redisLimiter(t, cfg)
+	cred := l.Config().Credential
+	mustGrant(t, l, "seven")
+	ctx := context.Background()
+	pttl, _ := rdb.PTTL(ctx, redisKey(cred, "log", "only")).Result()
+	if pttl <= 0 || pttl > 1100*time.Millisecond {
+		t.Fatalf("PTTL = %s, want (0, 1.1s]", pttl)
+	}
+	time.Sleep(pttl + 50*time.Millisecond)
+	if n, _ := rdb.Exists(ctx, redisKey(cred, "log", "only"), redisKey(cred, "total", "only")).Result(); n != 0 {
+		t.Errorf("%d keys still exist after their TTL", n)
+	}
+}
+
+// TestRedisTotalSelfHeals: a total that went missing (evicted, deleted by
+// hand) is recomputed from the log, so usage stays exact.
+func TestRedisTotalSelfHeals(t *testing.T) {
+	t.Parallel()
+	l, rdb := redisLimiter(t, oneLimit("", 100, time.Hour, mixedCosts))
+	cred := l.Config().Credential
+	ctx := context.Background()
+	mustGrant(t, l, "seven")
+	mustGrant(t, l, "one")
+	total := redisKey(cred, "total", "only")
+	tests := []struct {
+		name   string
+		damage func()
+	}{
+		{"deleted", func() { rdb.Del(ctx, total) }},
+		{"zeroed", func() { rdb.Set(ctx, total, 0, time.Hour) }},
+	}
+	want := int64(8)
+	for _, tt := range tests {
+		tt.damage()
+		want += 7
+		if r := mustGrant(t, l, "seven"); r.Limits[0].Used != want {
+			t.Errorf("%s total: used = %d after the next reservation, want %d", tt.name, r.Limits[0].Used, want)
+		}
+		if got, _ := rdb.Get(ctx, total).Int64(); got != want {
+			t.Errorf("%s total: stored total = %d, want %d", tt.name, got, want)
+		}
+		if pttl, _ := rdb.PTTL(ctx, total).Result(); pttl <= 0 {
+			t.Errorf("%s total: healed total has no TTL (%s)", tt.name, pttl)
+		}
+	}
+}
+
+// TestRedisKeysShareOneSlot: every key of a credential carries the same
+// hash tag - the first {...} of the key, which alone decides the Cluster
+// slot - so a script touching all of them is legal on Redis Cluster.
+func TestRedisKeysShareOneSlot(t *testing.T) {
+	t.Parallel()
+	l, rdb := redisLimiter(t, quota.DefaultConfig())
+	cred := l.Config().Credential
+	ctx := context.Background()
+	mustGrant(t, l, "search.list")
+	if err := l.MarkExhausted(ctx, time.Now().Add(time.Minute), "x"); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.MarkExhausted(ctx, time.Now().Add(time.Minute), "x", "search.list"); err != nil {
+		t.Fatal(err)
+	}
+	keys, err := rdb.Keys(ctx, "ytrend:*"+cred+"*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) != 6 {
+		t.Fatalf("keys = %v, want 2 logs, 2 totals and 2 marks", keys)
+	}
+	for _, k := range keys {
+		open := strings.IndexByte(k, '{')
+		end := strings.IndexByte(k[open+1:], '}')
+		if open < 0 || end < 0 || k[open+1:open+1+end] != cred {
+			t.Errorf("key %q: hash tag is not {%s}", k, cred)
+		}
+	}
+}
