@@ -1,0 +1,335 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ytrend/ytrend/quota"
+)
+
+func mustValid(t *testing.T, yaml string) *Config {
+	t.Helper()
+	c, err := Parse("test.yaml", []byte(yaml))
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatalf("Validate: %v", err)
+	}
+	return c
+}
+
+func offsets(t *testing.T, c *Config) []time.Duration {
+	t.Helper()
+	jobs, err := c.Jobs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []time.Duration
+	for _, j := range jobs {
+		out = append(out, j.Offset)
+	}
+	return out
+}
+
+func TestDefaultsStaggerEightHourlyRegions(t *testing.T) {
+	c := Default()
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	var codes []string
+	for _, r := range c.Regions {
+		codes = append(codes, r.Code)
+		if r.Pages != 4 || r.Cron != "0 * * * *" {
+			t.Errorf("%s: pages %d cron %q, want 4 and hourly", r.Code, r.Pages, r.Cron)
+		}
+	}
+	if got := strings.Join(codes, " "); got != "US GB DE FR IN BR AU CA" {
+		t.Errorf("default regions %q", got)
+	}
+	want := []time.Duration{0, 450 * time.Second, 900 * time.Second, 1350 * time.Second,
+		1800 * time.Second, 2250 * time.Second, 2700 * time.Second, 3150 * time.Second}
+	if got := offsets(t, c); !reflect.DeepEqual(got, want) {
+		t.Errorf("offsets %v, want %v (7m30s apart)", got, want)
+	}
+}
+
+func TestRepoScheduleYAMLIsTheDefaults(t *testing.T) {
+	c, err := Load("../schedule.yaml", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	def := Default()
+	if err := def.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(c.QuotaConfig(), quota.DefaultConfig()) {
+		t.Errorf("schedule.yaml budget %+v differs from quota.DefaultConfig %+v", c.QuotaConfig(), quota.DefaultConfig())
+	}
+	if !reflect.DeepEqual(offsets(t, c), offsets(t, def)) {
+		t.Errorf("schedule.yaml offsets %v differ from the defaults %v", offsets(t, c), offsets(t, def))
+	}
+	if c.Store.Path != "ytrend.db" || c.Redis.URL != "" || c.YouTube.Retries != 3 || c.Scheduler.ShutdownTimeout.D() != 20*time.Second {
+		t.Errorf("unexpected values: %+v", c)
+	}
+}
+
+func TestIssueSampleRegions(t *testing.T) {
+	c := mustValid(t, `
+regions:
+  - {code: US, cron: "0 * * * *", pages: 4}                 # offset computed
+  - {code: IN, cron: "CRON_TZ=Asia/Kolkata 30 6 * * *", pages: 4, offset: 2m,
+     searches: [{q: cricket, order: viewCount, published_within: 24h, pages: 1}]}
+`)
+	jobs, err := c.Jobs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if jobs[0].Offset != 0 || jobs[1].Offset != 2*time.Minute {
+		t.Fatalf("offsets %v %v", jobs[0].Offset, jobs[1].Offset)
+	}
+	from := time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
+	// 06:30 in Kolkata is 01:00 UTC; plus the 2m offset.
+	if got, want := jobs[1].Schedule.Next(from), time.Date(2026, 11, 21, 1, 2, 0, 0, time.UTC); !got.Equal(want) {
+		t.Errorf("IN next %v, want %v", got, want)
+	}
+	if got, want := jobs[0].Schedule.Next(from), time.Date(2026, 11, 21, 1, 0, 0, 0, time.UTC); !got.Equal(want) {
+		t.Errorf("US next %v, want %v", got, want)
+	}
+	s := jobs[1].Searches[0]
+	if s.Q != "cricket" || s.Order != "viewCount" || s.PublishedWithin.D() != 24*time.Hour || s.Pages != 1 {
+		t.Errorf("search %+v", s)
+	}
+}
+
+func TestStaggerGroupsBySpecAndKeepsExplicitOffsets(t *testing.T) {
+	c := mustValid(t, `
+regions:
+  - {code: US, cron: "0 6 * * *"}
+  - {code: GB, cron: "*/20 * * * *"}
+  - {code: DE, cron: "0  6 * * *"}
+  - {code: FR, cron: "*/20 * * * *", offset: 1m}
+  - {code: IN, cron: "*/20 * * * *"}
+  - {code: BR, cron: "@every 90s"}
+`)
+	want := []time.Duration{0, 0, 12 * time.Hour, time.Minute, 10 * time.Minute, 0}
+	if got := offsets(t, c); !reflect.DeepEqual(got, want) {
+		t.Errorf("offsets %v, want %v", got, want)
+	}
+}
+
+func TestOffsetSchedule(t *testing.T) {
+	s, err := ParseSchedule("0 * * * *")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := Offset(s, 7*time.Minute+30*time.Second)
+	at := time.Date(2026, 11, 21, 10, 5, 0, 0, time.UTC)
+	if got, want := o.Next(at), time.Date(2026, 11, 21, 10, 7, 30, 0, time.UTC); !got.Equal(want) {
+		t.Errorf("next after 10:05 = %v, want %v", got, want)
+	}
+	if got, want := o.Next(time.Date(2026, 11, 21, 10, 7, 30, 0, time.UTC)), time.Date(2026, 11, 21, 11, 7, 30, 0, time.UTC); !got.Equal(want) {
+		t.Errorf("next after 10:07:30 = %v, want %v", got, want)
+	}
+}
+
+func TestSpecsWithoutZoneRunInUTC(t *testing.T) {
+	s, err := ParseSchedule("0 9 * * *")
+	if err != nil {
+		t.Fatal(err)
+	}
+	loc, _ := time.LoadLocation("Asia/Tokyo")
+	at := time.Date(2026, 11, 21, 0, 0, 0, 0, loc) // 15:00 UTC the day before
+	if got, want := s.Next(at).UTC(), time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC); !got.Equal(want) {
+		t.Errorf("next %v, want %v", got, want)
+	}
+}
+
+func TestBadFilesNameFieldValueAndAllowed(t *testing.T) {
+	cases := []struct {
+		name string
+		yaml string
+		want []string
+	}{
+		{"typo field", "regions:\n  - {code: US, cronn: \"0 * * * *\"}\n",
+			[]string{`regions[0]: unknown field "cronn" (line 2); allowed: category, code, cron, offset, pages, searches`}},
+		{"top-level typo", "limts: []\n", []string{`top level: unknown field "limts" (line 1); allowed: api_key_env, costs, credential, failure_policy, limits, redis, regions, scheduler, store, youtube`}},
+		{"typo in nested search", "regions:\n  - {code: IN, searches: [{q: x, pagez: 2}]}\n",
+			[]string{`regions[0].searches[0]: unknown field "pagez"`, "allowed: order, pages, published_within, q"}},
+		{"bad cron", "regions:\n  - {code: US, cron: \"61 * * * *\"}\n",
+			[]string{`regions[0].cron: "61 * * * *" is not a valid cron spec`, "want 5 fields"}},
+		{"six fields", "regions:\n  - {code: US, cron: \"0 0 * * * *\"}\n", []string{`regions[0].cron: "0 0 * * * *" is not a valid cron spec`}},
+		{"zone without spec", "regions:\n  - {code: US, cron: \"CRON_TZ=UTC\"}\n", []string{`regions[0].cron: "CRON_TZ=UTC" has a time zone but no schedule`}},
+		{"unknown zone", "regions:\n  - {code: US, cron: \"CRON_TZ=Mars/Base 0 * * * *\"}\n", []string{`unknown time zone "Mars/Base"`}},
+		{"never fires", "regions:\n  - {code: US, cron: \"0 0 31 2 *\"}\n", []string{"never fires"}},
+		{"unknown region", "regions:\n  - {code: UK}\n", []string{`regions[0].code: "UK" is not a region code; did you mean "GB"?`}},
+		{"duplicate region", "regions:\n  - {code: US}\n  - {code: us}\n", []string{"regions[1].code: US is already listed at regions[0]"}},
+		{"pages out of range", "regions:\n  - {code: US, pages: 7}\n", []string{"regions[0].pages: 7: allowed 1-4"}},
+		{"negative offset", "regions:\n  - {code: US, offset: -5m}\n", []string{"regions[0].offset: -5m: must not be negative"}},
+		{"bad search order", "regions:\n  - {code: US, searches: [{q: x, order: popular}]}\n",
+			[]string{`regions[0].searches[0].order: "popular": allowed date, rating, relevance, title, viewCount`}},
+		{"empty regions", "regions: []\n", []string{"regions: empty list"}},
+		{"cost over capacity", "limits:\n  - {name: daily, units: 9500, window: 24h}\n  - {name: search, units: 50, window: 1h, costs: {search.list: 100}}\n",
+			[]string{"search.list", "100", "50"}},
+		{"negative units", "limits:\n  - {name: daily, units: -5, window: 24h}\n", []string{"limits[0]", "-5"}},
+		{"zero cost", "costs: {videos.list: 0, search.list: 100}\n", []string{`videos.list`, "0"}},
+		{"unknown call in limit", "limits:\n  - {name: daily, units: 100, window: 24h, costs: {serch.list: 100}}\n", []string{"serch.list"}},
+		{"missing required call", "costs: {search.list: 100}\nlimits:\n  - {name: daily, units: 100, window: 24h}\n", []string{`costs: missing "videos.list"`}},
+		{"bad policy", "failure_policy: {videos.list: maybe}\n", []string{"maybe"}},
+		{"bad duration", "limits:\n  - {name: daily, units: 9500, window: 24 hours}\n", []string{`"24 hours" is not a duration`}},
+		{"wrong type", "regions:\n  - {code: US, pages: four}\n", []string{"four"}},
+		{"not a list", "regions: {code: US}\n", []string{"regions (line 1): want a list"}},
+		{"bad redis scheme", "redis: {url: \"http://localhost:6379\"}\n", []string{`redis.url: "http://localhost:6379": allowed schemes are redis://, rediss://`}},
+		{"bad endpoint", "youtube: {endpoint: \"localhost:8089\"}\n", []string{`youtube.endpoint: "localhost:8089"`}},
+		{"syntax error", "regions: [\n", []string{"test.yaml"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Parse("test.yaml", []byte(tc.yaml))
+			if err == nil {
+				err = c.Validate()
+			}
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			if !errors.Is(err, ErrInvalid) && !errors.Is(err, quota.ErrInvalidConfig) {
+				t.Errorf("error does not wrap ErrInvalid: %v", err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q\ndoes not contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestValidateReportsEveryProblemAtOnce(t *testing.T) {
+	c, err := Parse("x.yaml", []byte("regions:\n  - {code: UK, pages: 9}\n  - {code: US, cron: nope}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = c.Validate()
+	var ve *ValidationError
+	if !errors.As(err, &ve) {
+		t.Fatalf("got %v", err)
+	}
+	if len(ve.Problems) != 3 {
+		t.Errorf("want 3 problems, got %d: %v", len(ve.Problems), err)
+	}
+	if !strings.HasPrefix(err.Error(), "invalid configuration in x.yaml:\n  ") {
+		t.Errorf("headline: %q", err)
+	}
+}
+
+func TestSectionsReplaceDefaultsWhole(t *testing.T) {
+	c := mustValid(t, "costs: {videos.list: 1, search.list: 1}\nlimits:\n  - {name: search-daily, units: 100, window: 24h, costs: {search.list: 1}}\n  - {name: daily, units: 9500, window: 24h, costs: {videos.list: 1}}\n")
+	q := c.QuotaConfig()
+	if len(q.Costs) != 2 || len(q.Limits) != 2 || q.Limits[0].Name != "search-daily" {
+		t.Errorf("2026 pricing not expressed: %+v", q)
+	}
+}
+
+// The 2026-pricing recipe in schedule.yaml's comments must be valid as written.
+func TestScheduleYAML2026PricingRecipe(t *testing.T) {
+	data, err := os.ReadFile("../schedule.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recipe []string
+	in := false
+	for _, line := range strings.Split(string(data), "\n") {
+		switch {
+		case strings.Contains(line, "#  - {name: daily"):
+			in = true
+			recipe = append(recipe, strings.Replace(line, "#", " ", 1))
+		case in && strings.HasPrefix(strings.TrimSpace(line), "#"):
+			recipe = append(recipe, strings.Replace(line, "#", " ", 1))
+		default:
+			in = false
+		}
+		if in && strings.Contains(line, "search-daily") {
+			break
+		}
+	}
+	if len(recipe) != 3 {
+		t.Fatalf("recipe not found in schedule.yaml comments: %q", recipe)
+	}
+	c := mustValid(t, "limits:\n"+strings.Join(recipe, "\n")+"\n")
+	if got := c.QuotaConfig().Limits[1]; got.Name != "search-daily" || got.Units != 100 || got.Costs["search.list"] != 1 {
+		t.Errorf("recipe parsed to %+v", got)
+	}
+}
+
+func TestEnvironmentOverridesFile(t *testing.T) {
+	c := mustValid(t, "redis: {url: \"redis://file:6379\"}\nstore: {path: file.db}\n")
+	env := map[string]string{"REDIS_URL": "", "YOUTUBE_ENDPOINT": "http://127.0.0.1:1", "YTREND_DB": "env.db", "MY_KEY": " k3y "}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	c.ApplyEnv(lookup)
+	if c.Redis.URL != "" || c.YouTube.Endpoint != "http://127.0.0.1:1" || c.Store.Path != "env.db" {
+		t.Errorf("env not applied: redis %q endpoint %q db %q", c.Redis.URL, c.YouTube.Endpoint, c.Store.Path)
+	}
+	c.APIKeyEnv = "MY_KEY"
+	if k, err := c.APIKey(lookup); err != nil || k != "k3y" {
+		t.Errorf("APIKey = %q, %v", k, err)
+	}
+	c.APIKeyEnv = "ABSENT"
+	if _, err := c.APIKey(lookup); err == nil || !strings.Contains(err.Error(), "set ABSENT") {
+		t.Errorf("missing key error: %v", err)
+	}
+}
+
+func TestLoadMissingFile(t *testing.T) {
+	if _, err := Load("/nonexistent/schedule.yaml", false); err != nil {
+		t.Errorf("optional missing file: %v", err)
+	}
+	if _, err := Load("/nonexistent/schedule.yaml", true); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("required missing file: %v", err)
+	}
+}
+
+func TestParseDuration(t *testing.T) {
+	cases := map[string]time.Duration{"90s": 90 * time.Second, "7d": 7 * 24 * time.Hour, "1d12h": 36 * time.Hour, "24h": 24 * time.Hour, "500ms": 500 * time.Millisecond}
+	for in, want := range cases {
+		if got, err := ParseDuration(in); err != nil || got != want {
+			t.Errorf("ParseDuration(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "d", "7x", "-1d", "1d2"} {
+		if _, err := ParseDuration(bad); err == nil {
+			t.Errorf("ParseDuration(%q) accepted", bad)
+		}
+	}
+	for d, want := range map[time.Duration]string{24 * time.Hour: "1d", time.Hour: "1h", 450 * time.Second: "7m30s", 0: "0s", 90 * time.Minute: "1h30m"} {
+		if got := FormatDuration(d); got != want {
+			t.Errorf("FormatDuration(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	data, _ := os.ReadFile("../schedule.yaml")
+	f.Add(string(data))
+	f.Add("regions:\n  - {code: IN, cron: \"CRON_TZ=Asia/Kolkata 30 6 * * *\", offset: 2m}\n")
+	f.Add("regions:\n  - {code: US, cron: \"CRON_TZ=\"}\n")
+	f.Add("limits: [{name: x, units: 1, window: 1d}]")
+	f.Fuzz(func(t *testing.T, s string) {
+		c, err := Parse("fuzz.yaml", []byte(s))
+		if err != nil {
+			return
+		}
+		if err := c.Validate(); err != nil {
+			return
+		}
+		if _, err := c.Jobs(); err != nil {
+			t.Fatalf("valid config but Jobs failed: %v", err)
+		}
+	})
+}

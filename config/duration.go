@@ -1,0 +1,85 @@
+package config
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Duration is a time.Duration written as in Go ("90s", "7m30s", "24h") or in
+// days ("7d"), in the file and on the command line.
+type Duration time.Duration
+
+// D returns the standard library value.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+func (d Duration) String() string { return FormatDuration(time.Duration(d)) }
+
+// UnmarshalYAML accepts a duration string.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode {
+		return fmt.Errorf("line %d: want a duration such as 90s, 30m, 24h or 7d", n.Line)
+	}
+	v, err := ParseDuration(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: %v", n.Line, err)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalYAML writes the duration back in the same form.
+func (d Duration) MarshalYAML() (any, error) { return d.String(), nil }
+
+// ParseDuration parses Go durations plus a whole-day suffix: "7d", "1d12h".
+func ParseDuration(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0, fmt.Errorf("empty duration; want e.g. 90s, 30m, 24h or 7d")
+	}
+	var days time.Duration
+	if i := strings.IndexByte(s, 'd'); i > 0 {
+		n, err := strconv.Atoi(s[:i])
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("%q is not a duration; want e.g. 90s, 30m, 24h or 7d", s)
+		}
+		days = time.Duration(n) * 24 * time.Hour
+		s = s[i+1:]
+		if s == "" {
+			return days, nil
+		}
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a duration; want e.g. 90s, 30m, 24h or 7d", s)
+	}
+	return days + v, nil
+}
+
+// FormatDuration prints whole days as "Nd" and trims zero units ("1h0m0s" -> "1h").
+func FormatDuration(d time.Duration) string {
+	if d == 0 {
+		return "0s"
+	}
+	var b strings.Builder
+	if d < 0 {
+		b.WriteByte('-')
+		d = -d
+	}
+	if days := d / (24 * time.Hour); days > 0 && d%(24*time.Hour) == 0 {
+		fmt.Fprintf(&b, "%dd", days)
+		return b.String()
+	}
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	b.WriteString(s)
+	return b.String()
+}

@@ -1,0 +1,191 @@
+// Package scheduler fires each region's fetch on its own staggered cron
+// schedule, for months at a time.
+//
+// Key decisions: robfig/cron/v3 runs the schedules with SkipIfStillRunning
+// before Recover in the chain (a region never overlaps itself, and a panic is
+// logged without leaving the region skipped forever, which the other order
+// does); shutdown is two-staged: stop firing and let in-flight pages finish
+// and be stored, then, past a deadline, cancel.
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/robfig/cron/v3"
+
+	"github.com/ytrend/ytrend/config"
+)
+
+// Func runs one region's fetch. stop is closed when a graceful shutdown
+// begins (finish the page in flight, then return); ctx is cancelled when the
+// shutdown deadline passes.
+type Func func(ctx context.Context, job config.Job, stop <-chan struct{})
+
+// Scheduler owns the cron runner.
+type Scheduler struct {
+	jobs []config.Job
+	fn   Func
+	log  *slog.Logger
+	cron *cron.Cron
+	ids  map[cron.EntryID]config.Job
+
+	ctx    context.Context // cancelled at the hard deadline
+	cancel context.CancelFunc
+	stop   chan struct{} // closed at the soft stop
+	once   sync.Once
+	wg     sync.WaitGroup // --once runs
+}
+
+// New prepares a scheduler; nothing fires before Start.
+func New(jobs []config.Job, fn Func, log *slog.Logger) *Scheduler {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Scheduler{jobs: jobs, fn: fn, log: log, ctx: ctx, cancel: cancel, stop: make(chan struct{}), ids: map[cron.EntryID]config.Job{}}
+	s.cron = cron.New(cron.WithLocation(time.UTC), cron.WithLogger(cronLogger{log: log}))
+	for _, j := range jobs {
+		job := j
+		// One chain per region so its log lines name the region. Order
+		// matters: SkipIfStillRunning must wrap Recover. The other way round,
+		// a panic unwinds past SkipIfStillRunning's release and the region is
+		// skipped forever.
+		cl := cronLogger{log: log.With("region", job.Region.String())}
+		chain := cron.NewChain(cron.SkipIfStillRunning(cl), cron.Recover(cl))
+		id := s.cron.Schedule(job.Schedule, chain.Then(cron.FuncJob(func() { s.fire(job) })))
+		s.ids[id] = job
+	}
+	return s
+}
+
+func (s *Scheduler) fire(job config.Job) {
+	select {
+	case <-s.stop:
+		return
+	default:
+	}
+	s.fn(s.ctx, job, s.stop)
+}
+
+// Start begins firing.
+func (s *Scheduler) Start() { s.cron.Start() }
+
+// Next lists each region's next fire time, soonest first.
+func (s *Scheduler) Next() []Fire {
+	var out []Fire
+	for _, e := range s.cron.Entries() {
+		out = append(out, Fire{Region: s.ids[e.ID].Region.String(), At: e.Next})
+	}
+	slices.SortFunc(out, func(a, b Fire) int { return a.At.Compare(b.At) })
+	return out
+}
+
+// Fire is a planned run.
+type Fire struct {
+	Region string
+	At     time.Time
+}
+
+// Shutdown stops firing and asks in-flight runs to finish their page. If
+// they have not returned when ctx is done, their context is cancelled and
+// Shutdown waits up to grace more for them to record their end.
+func (s *Scheduler) Shutdown(ctx context.Context, grace time.Duration) error {
+	s.once.Do(func() { close(s.stop) })
+	done := s.cron.Stop() // no new fires; done when running jobs return
+	waitOnce := make(chan struct{})
+	go func() {
+		<-done.Done()
+		s.wg.Wait()
+		close(waitOnce)
+	}()
+	select {
+	case <-waitOnce:
+		s.cancel()
+		return nil
+	case <-ctx.Done():
+	}
+	s.log.Warn("shutdown deadline passed; cancelling in-flight runs")
+	s.cancel()
+	select {
+	case <-waitOnce:
+		return fmt.Errorf("scheduler: in-flight runs were cancelled at the shutdown deadline")
+	case <-time.After(grace):
+		return fmt.Errorf("scheduler: runs still busy %s after cancellation", grace)
+	}
+}
+
+// Kill cancels everything at once (a second signal).
+func (s *Scheduler) Kill() {
+	s.once.Do(func() { close(s.stop) })
+	s.cancel()
+}
+
+// RunOnce fires every region once, in stagger order (by offset, then file
+// order), one after another; with stagger set each region instead starts at
+// its offset from now, overlapping if an earlier one runs long. It returns
+// when all have finished or the stop began.
+func (s *Scheduler) RunOnce(stagger bool) {
+	order := slices.Clone(s.jobs)
+	slices.SortStableFunc(order, func(a, b config.Job) int { return int(a.Offset - b.Offset) })
+	start := time.Now()
+	for _, job := range order {
+		select {
+		case <-s.stop:
+			return
+		default:
+		}
+		if !stagger {
+			s.run(job)
+			continue
+		}
+		wait := time.Until(start.Add(job.Offset))
+		if wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-s.stop:
+				t.Stop()
+				s.wg.Wait()
+				return
+			case <-t.C:
+			}
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.run(job)
+		}()
+	}
+	s.wg.Wait()
+}
+
+// run is one --once fire with the same panic safety as the cron chain.
+func (s *Scheduler) run(job config.Job) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.log.Error("run panicked", "region", job.Region.String(), "panic", fmt.Sprint(r))
+		}
+	}()
+	s.fn(s.ctx, job, s.stop)
+}
+
+// cronLogger adapts slog to cron's logger interface.
+type cronLogger struct{ log *slog.Logger }
+
+func (l cronLogger) Info(msg string, kv ...any) {
+	// cron logs every wake-up and schedule at Info; only skips matter to an
+	// operator at that level.
+	if msg == "skip" {
+		l.log.Warn("region still running; tick skipped", kv...)
+		return
+	}
+	l.log.Debug("cron: "+msg, kv...)
+}
+
+func (l cronLogger) Error(err error, msg string, kv ...any) {
+	l.log.Error("cron: "+msg, append(kv, "err", err)...)
+}
