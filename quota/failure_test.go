@@ -5,10 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"io"
 	"net"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -31,99 +28,6 @@ func deadRedis(tb testing.TB) *redis.Client {
 	c := redis.NewClient(&redis.Options{Addr: addr})
 	tb.Cleanup(func() { c.Close() })
 	return c
-}
-
-// proxy is a TCP proxy to the real Redis that a test switches between
-// forwarding, dead (every connection is closed at once) and stalled (accepts
-// and never answers), so one Limiter sees Redis go away and come back.
-type proxy struct {
-	ln     net.Listener
-	target string
-	mode   atomic.Int32
-	mu     sync.Mutex
-	conns  map[net.Conn]struct{}
-	wg     sync.WaitGroup
-}
-
-const (
-	forwarding int32 = iota
-	dead
-	stalled
-)
-
-func newProxy(tb testing.TB, target string) *proxy {
-	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	p := &proxy{ln: ln, target: target, conns: map[net.Conn]struct{}{}}
-	p.wg.Add(1)
-	go p.serve()
-	tb.Cleanup(func() {
-		ln.Close()
-		p.dropAll()
-		p.wg.Wait()
-	})
-	return p
-}
-
-func (p *proxy) Addr() string { return p.ln.Addr().String() }
-
-// Set switches the mode and drops every open connection, as a restarting
-// or unreachable server would.
-func (p *proxy) Set(mode int32) {
-	p.mode.Store(mode)
-	p.dropAll()
-}
-
-func (p *proxy) track(c net.Conn) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.conns == nil {
-		return false
-	}
-	p.conns[c] = struct{}{}
-	return true
-}
-
-func (p *proxy) dropAll() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for c := range p.conns {
-		c.Close()
-	}
-	clear(p.conns)
-}
-
-func (p *proxy) serve() {
-	defer p.wg.Done()
-	for {
-		c, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		switch p.mode.Load() {
-		case dead:
-			c.Close()
-			continue
-		case stalled:
-			p.track(c)
-			p.wg.Add(1)
-			go func() { defer p.wg.Done(); io.Copy(io.Discard, c) }()
-			continue
-		}
-		up, err := net.Dial("tcp", p.target)
-		if err != nil {
-			c.Close()
-			continue
-		}
-		p.track(c)
-		p.track(up)
-		p.wg.Add(2)
-		go func() { defer p.wg.Done(); io.Copy(up, c); up.Close() }()
-		go func() { defer p.wg.Done(); io.Copy(c, up); c.Close() }()
-	}
 }
 
 type journalRow struct {
@@ -259,8 +163,8 @@ func TestFailOpenOnTimeout(t *testing.T) {
 	for _, ctxTimeouts := range []bool{false, true} {
 		t.Run(fmt.Sprintf("ContextTimeoutEnabled=%v", ctxTimeouts), func(t *testing.T) {
 			t.Parallel()
-			p := newProxy(t, rdb.Options().Addr)
-			p.Set(stalled)
+			p := redistest.NewProxy(t, rdb.Options().Addr)
+			p.Set(redistest.Stalled)
 			client := redis.NewClient(&redis.Options{Addr: p.Addr(), ContextTimeoutEnabled: ctxTimeouts})
 			t.Cleanup(func() { client.Close() })
 			cfg := quota.DefaultConfig()
@@ -310,7 +214,7 @@ func TestBackendErrorIsNotFailOpen(t *testing.T) {
 func TestJournalReplay(t *testing.T) {
 	t.Parallel()
 	rdb := redistest.Client(t)
-	p := newProxy(t, rdb.Options().Addr)
+	p := redistest.NewProxy(t, rdb.Options().Addr)
 	client := redis.NewClient(&redis.Options{Addr: p.Addr()})
 	t.Cleanup(func() { client.Close() })
 	db := openStore(t)
@@ -322,7 +226,7 @@ func TestJournalReplay(t *testing.T) {
 	ctx := context.Background()
 
 	mustGrant(t, l, "videos.list") // connections pooled, then Redis goes away
-	p.Set(dead)
+	p.Set(redistest.Dead)
 	var open []quota.Result
 	for range 3 {
 		res, err := l.Reserve(ctx, "videos.list")
@@ -342,7 +246,7 @@ func TestJournalReplay(t *testing.T) {
 		t.Fatalf("Redis saw %d units while the proxy was dead, want 1", u["daily"])
 	}
 
-	p.Set(forwarding)
+	p.Set(redistest.Forwarding)
 	res := mustGrant(t, l, "videos.list") // the backend answers: the journal is replayed
 	if res.FailOpen {
 		t.Fatal("granted fail-open with Redis back")
