@@ -1,10 +1,98 @@
-// Package store is ytrend's local archive: a SQLite file (pure-Go
-// modernc.org/sqlite) holding every fetched video, where and when it trended,
-// the history of fetch runs, and an FTS5 index that answers searches at zero
-// API quota.
+// Package store is ytrend's local archive: one SQLite file (pure-Go
+// modernc.org/sqlite) holding every fetched video, where and when it
+// trended, the history of fetch runs, and an FTS5 index that answers searches
+// at zero API quota.
 //
-// Key decision: one writer connection and a pool of readers over a WAL file,
-// with busy_timeout and IMMEDIATE transactions, so the scheduler, ad-hoc
-// fetches and searches in other processes share the file without SQLITE_BUSY
-// reaching the user.
+// # Files, connections, processes
+//
+// [Open] applies the numbered migrations embedded from the migrations
+// package (refusing gaps, duplicates and a database newer than the binary)
+// and hands out one writer connection and a pool of readers. The file is in
+// WAL mode; every connection has busy_timeout, synchronous=NORMAL and
+// foreign keys on; write transactions are BEGIN IMMEDIATE, so they never fail
+// half way with SQLITE_BUSY_SNAPSHOT. `ytrend run`, `ytrend fetch` and
+// `ytrend search` in separate processes share the file: writers queue for
+// the write lock (up to the busy timeout), readers never wait for writers,
+// and opening an up-to-date archive takes no write lock at all.
+//
+// # Writes
+//
+// [DB.SavePage] stores one fetched page in one transaction: the videos
+// (videos holds metadata and text, video_stats what changes at every
+// sighting), chart snapshots, per-(video, region) aggregates, running totals,
+// the run's progress and the full-text index changes. A crash loses at most
+// the page in flight, never part of it.
+//
+// The index (video_fts, external content over videos) is fed by the store,
+// not by triggers: a page's new and changed videos are indexed by one INSERT
+// ... SELECT as the page transaction's last statement (FTS5 writes a segment
+// per statement, so this is much faster than per-row triggers), and a changed
+// or deleted video is first removed with FTS5's 'delete' command carrying the
+// values that were indexed. A re-seen video whose indexed text (title, tags,
+// channel, description) is unchanged — the common case for hourly
+// re-fetches — is neither re-indexed nor re-tokenized: a hash of the text
+// decides. The index also holds each video's facets, tokens for its channel
+// and for every region it trended in (see Queries), so a video is re-indexed
+// once more when it first trends in another region.
+//
+// # Tokenizing
+//
+// unicode61 with remove_diacritics 2 folds Latin accents (cafe finds Café);
+// categories 'L* N* Co M*' keeps Devanagari vowel signs and viramas inside
+// words (क्रिकेट stays one word). Chinese, Japanese, Korean and Thai are
+// written without spaces, so each title's runs in those scripts are also
+// indexed as overlapping bigrams (東京の天気 -> 東京 京の の天 天気) in the
+// title_grams column, and query text in those scripts is matched as a phrase
+// of bigrams there: 東京 finds 東京の天気予報. Only titles get bigrams; in tags
+// and descriptions such text matches as whole runs. text.go mirrors the FTS5
+// tokenizer in Go (fold_table.go is generated from FTS5 itself), so the store
+// counts terms and builds snippets without asking SQLite.
+//
+// # Queries
+//
+// What a person types is plain words ([Query.Text]): each word, or "quoted
+// phrase", must match; FTS5 operators, column filters, '*', '-', stray quotes,
+// emoji and control characters are text, never syntax. The MATCH expression
+// is built only from quoted runs of letters, digits and marks, so no input
+// can produce an SQL error. [Query.Raw] opts in to FTS5 syntax; errors are
+// then [ErrBadQuery].
+//
+// Region and channel filters are facet terms of the MATCH: the facets column
+// holds tokens that begin with the noncharacter U+FDD0, which FTS5 indexes as
+// part of a word and the Go tokenizer (so any typed text) never produces.
+// FTS5 intersects them with the words, skipping what cannot match, so a
+// filter on a small region or channel costs no more than on a big one.
+//
+// # Ranking, and the one approximation
+//
+// Relevance is BM25 with the title weighted above tags above channel above
+// description, multiplied by how recently and how high the video trended
+// (the formula is in rank.go). The store computes it, not FTS5's bm25():
+// that function counts the whole doclist of every query term to get its IDF
+// on every query, about 100 ms for a common word at a million videos,
+// whatever the LIMIT.
+//
+// A search does not rank every match. FTS5 walks a MATCH in rowid order and
+// stops early under ORDER BY rowid LIMIT n. The index's rowid is minus the
+// video id, and ids grow as videos are first seen, so ascending rowid is
+// newest first — FTS5's cheaper direction (its reverse walk costs several
+// times more, most of all over the recent segments where re-indexing
+// happens). The store takes the newest [CandidateCap] matches that pass the
+// filters (filters apply before the cap: regions and channels inside the
+// MATCH, --since as a bound on the rowids scanned plus a test of each
+// candidate's last sighting), scores them inside SQLite with the ytrend_rank
+// function and reads back only the final page, with snippets built for that
+// page alone. A word in fewer than CandidateCap videos is ranked exactly.
+// For a common word the results are the best of its newest CandidateCap
+// matches: a better match first seen before that window is not considered,
+// and the recent and views orders sort that window too. [Query.Exhaustive]
+// ranks every match instead: exact, and slow on common words in a large
+// archive. The IDF of each term is exact up to 64 matches and estimated
+// above that from the density of its newest matches.
+//
+// # Maintenance
+//
+// FTS5 keeps the index as a few segments per size level, and every query
+// pays a lookup in each; [DB.Optimize] merges them into one in short
+// transactions. Searches are within their targets without it.
 package store

@@ -82,6 +82,19 @@ func Migrate(ctx context.Context, db *sql.DB, fsys fs.FS) ([]int, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The common case, a database already up to date, reads only: opening
+	// the archive to search must not queue for the write lock behind another
+	// process's transaction.
+	applied, err := appliedVersions(ctx, db)
+	if err != nil && !isNoSuchTable(err) {
+		return nil, err
+	}
+	if err := checkApplied(applied, len(ms)); err != nil {
+		return nil, err
+	}
+	if err == nil && len(applied) == len(ms) {
+		return nil, nil
+	}
 	if _, err := db.ExecContext(ctx, createMigrationsTable); err != nil {
 		return nil, fmt.Errorf("store: create schema_migrations: %w", err)
 	}
@@ -166,13 +179,16 @@ func checkApplied(applied []int, known int) error {
 }
 
 // Status reports which of the migrations in fsys the database has applied.
+// For a database migrated by a newer ytrend it returns the full status —
+// Applied includes the versions this binary does not know, named as the
+// database recorded them — together with ErrSchemaTooNew.
 func Status(ctx context.Context, db *sql.DB, fsys fs.FS) (MigrationStatus, error) {
 	ms, err := loadMigrations(fsys)
 	if err != nil {
 		return MigrationStatus{}, err
 	}
 	var st MigrationStatus
-	rows, err := db.QueryContext(ctx, `SELECT version, applied_at FROM schema_migrations ORDER BY version`)
+	rows, err := db.QueryContext(ctx, `SELECT version, name, applied_at FROM schema_migrations ORDER BY version`)
 	if err != nil {
 		// A brand-new file has no table yet: everything is pending.
 		if isNoSuchTable(err) {
@@ -182,34 +198,45 @@ func Status(ctx context.Context, db *sql.DB, fsys fs.FS) (MigrationStatus, error
 		return st, fmt.Errorf("store: read schema_migrations: %w", err)
 	}
 	defer rows.Close()
-	applied := map[int]time.Time{}
+	applied := map[int]bool{}
 	var versions []int
 	for rows.Next() {
-		var v int
+		var m Migration
 		var at int64
-		if err := rows.Scan(&v, &at); err != nil {
+		if err := rows.Scan(&m.Version, &m.Name, &at); err != nil {
 			return st, err
 		}
-		applied[v] = time.UnixMicro(at)
-		versions = append(versions, v)
+		m.AppliedAt = time.UnixMicro(at).UTC()
+		if m.Version >= 1 && m.Version <= len(ms) {
+			m.SQL = ms[m.Version-1].SQL
+		}
+		st.Applied = append(st.Applied, m)
+		applied[m.Version] = true
+		versions = append(versions, m.Version)
 	}
 	if err := rows.Err(); err != nil {
 		return st, err
 	}
-	if err := checkApplied(versions, len(ms)); err != nil {
-		return st, err
-	}
 	for _, m := range ms {
-		if at, ok := applied[m.Version]; ok {
-			m.AppliedAt = at
-			st.Applied = append(st.Applied, m)
-		} else {
+		if !applied[m.Version] {
 			st.Pending = append(st.Pending, m)
 		}
 	}
-	return st, nil
+	return st, checkApplied(versions, len(ms))
 }
 
 func isNoSuchTable(err error) bool {
 	return err != nil && containsFold(err.Error(), "no such table")
+}
+
+// Migrate applies the pending migrations of the set db was opened with (the
+// embedded one unless WithMigrations), as Open does unless WithoutMigrate.
+func (db *DB) Migrate(ctx context.Context) ([]int, error) {
+	return Migrate(ctx, db.writer, db.migrations)
+}
+
+// MigrationStatus reports which migrations of db's set are applied and which
+// are pending.
+func (db *DB) MigrationStatus(ctx context.Context) (MigrationStatus, error) {
+	return Status(ctx, db.reader, db.migrations)
 }

@@ -1,0 +1,401 @@
+package store_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ytrend/ytrend/internal/synth"
+	"github.com/ytrend/ytrend/migrations"
+	"github.com/ytrend/ytrend/store"
+)
+
+// Benchmarks run against archives of 100k and 1M synthetic videos, built
+// through SavePage exactly as ingest would (runs of four 50-video chart pages,
+// 30% of each chart re-seen) and cached under $YTREND_BENCH_DIR (default
+// .bench/ at the repository root), keyed by the generator, the schema and the
+// term-blob format. Building 1M takes about ten minutes on two cores; later
+// runs reuse the file. Plain `go test` builds nothing: only -bench does.
+//
+//	go test -run '^$' -bench . -benchtime 3x -timeout 60m ./store
+
+var benchSizes = []struct {
+	name string
+	n    int
+}{{"100k", 100_000}, {"1M", 1_000_000}}
+
+func benchGenerator() *synth.Generator { return synth.New(synth.Config{Seed: 1}) }
+
+func benchDir(tb testing.TB) string {
+	if d := os.Getenv("YTREND_BENCH_DIR"); d != "" {
+		return d
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return filepath.Join(d, ".bench")
+		}
+		if filepath.Dir(d) == d {
+			return filepath.Join(dir, ".bench")
+		}
+	}
+}
+
+// schemaDigest changes whenever the store's schema does. (Other packages'
+// migrations, such as the quota ledger's, do not change what is measured, so
+// they do not invalidate a cached archive.)
+func schemaDigest(tb testing.TB) string {
+	h := sha256.New()
+	b, err := fs.ReadFile(migrations.FS, "0001_init.sql")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	h.Write(b)
+	return hex.EncodeToString(h.Sum(nil))[:10]
+}
+
+type buildStats struct {
+	Videos, Pages int
+	Seconds       float64
+	VideosPerSec  float64
+}
+
+// benchArchive returns the path of a cached archive of n videos, building it
+// on first use.
+func benchArchive(tb testing.TB, n int) string {
+	g := benchGenerator()
+	dir := benchDir(tb)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	path := filepath.Join(dir, fmt.Sprintf("archive-%s-t%d-m%s-n%d.db", g, store.TermsVersion, schemaDigest(tb), n))
+	if _, err := os.Stat(path); err == nil {
+		return path
+	}
+	tb.Logf("building %s (once; later runs reuse it)", path)
+	tmp := fmt.Sprintf("%s.building-%d", path, os.Getpid())
+	ctx := context.Background()
+	db, err := store.Open(ctx, tmp)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	// Generate the next runs while the current one is written.
+	runs := make(chan synth.Run, 8)
+	go func() {
+		defer close(runs)
+		for r := range g.Runs(n) {
+			runs <- r
+		}
+	}()
+	start := time.Now()
+	var st buildStats
+	next := 100_000
+	for r := range runs {
+		id, err := db.StartRun(ctx, r.Region, store.TriggerSchedule, r.At)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		var units int64
+		for _, p := range r.Pages {
+			p.RunID = id
+			res, err := db.SavePage(ctx, p)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			st.Videos += res.New
+			st.Pages++
+			units = p.Units
+		}
+		if err := db.FinishRun(ctx, id, store.RunEnd{Status: store.StatusOK, At: r.At.Add(time.Minute), Units: units}); err != nil {
+			tb.Fatal(err)
+		}
+		if st.Videos >= next {
+			tb.Logf("  %d videos, %d pages, %s, %.0f new videos/s", st.Videos, st.Pages, time.Since(start).Round(time.Second),
+				float64(st.Videos)/time.Since(start).Seconds())
+			next += 100_000
+		}
+	}
+	st.Seconds = time.Since(start).Seconds()
+	st.VideosPerSec = float64(st.Videos) / st.Seconds
+	if _, err := db.Writer().ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+		tb.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	b, _ := json.MarshalIndent(st, "", "  ")
+	if err := os.WriteFile(path+".json", b, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		tb.Fatal(err)
+	}
+	os.Remove(tmp + "-wal")
+	os.Remove(tmp + "-shm")
+	tb.Logf("built %d videos in %.0fs (%.0f new videos/s through SavePage)", st.Videos, st.Seconds, st.VideosPerSec)
+	return path
+}
+
+func openBench(tb testing.TB, path string) *store.DB {
+	db, err := store.Open(context.Background(), path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	return db
+}
+
+// reportLatency reports percentiles of per-operation latencies, and makes
+// ns/op the mean of one operation.
+func reportLatency(b *testing.B, lat []time.Duration) {
+	if len(lat) == 0 {
+		return
+	}
+	s := slices.Clone(lat)
+	slices.Sort(s)
+	pct := func(p float64) float64 {
+		i := int(float64(len(s))*p+0.999999) - 1
+		return float64(s[max(0, min(i, len(s)-1))]) / 1e6
+	}
+	var sum time.Duration
+	for _, d := range s {
+		sum += d
+	}
+	b.ReportMetric(float64(sum.Nanoseconds())/float64(len(s)), "ns/op")
+	b.ReportMetric(pct(0.50), "p50-ms")
+	b.ReportMetric(pct(0.90), "p90-ms")
+	b.ReportMetric(pct(0.99), "p99-ms")
+	b.ReportMetric(float64(s[len(s)-1])/1e6, "max-ms")
+}
+
+// BenchmarkSearch runs query sets against the cached archives, LIMIT 20 with
+// snippets, after one warm-up pass, and reports latency percentiles over all
+// queries of all iterations, plus the archive's size per 1,000 videos.
+func BenchmarkSearch(b *testing.B) {
+	ctx := context.Background()
+	g := benchGenerator()
+	mixed := g.Queries(200)
+	var top []string
+	for i := 0; i < 20; i++ {
+		top = append(top, g.Word(i), g.Word(i)+" "+g.Word(i+1))
+	}
+	for _, size := range benchSizes {
+		b.Run(size.name, func(b *testing.B) {
+			path := benchArchive(b, size.n)
+			db := openBench(b, path)
+			var newest time.Time
+			if err := db.Reader().QueryRowContext(ctx, `SELECT max(last_seen) FROM video_stats`).Scan(new(int64)); err != nil {
+				b.Fatal(err)
+			}
+			var us int64
+			db.Reader().QueryRowContext(ctx, `SELECT max(last_seen) FROM video_stats`).Scan(&us)
+			newest = time.UnixMicro(us)
+			var channel string
+			db.Reader().QueryRowContext(ctx, `SELECT title FROM channels ORDER BY id LIMIT 1`).Scan(&channel)
+
+			sets := []struct {
+				name    string
+				queries []string
+				mod     func(*store.Query)
+			}{
+				{"mixed", mixed, nil},
+				{"topwords", top, nil},
+				{"region-DE", mixed[:100], func(q *store.Query) { q.Regions = []string{"DE"} }},
+				{"since-24h", mixed[:100], func(q *store.Query) { q.Since = newest.Add(-24 * time.Hour) }},
+				{"channel", mixed[:100], func(q *store.Query) { q.Channel = channel }},
+				{"sort-views", mixed[:100], func(q *store.Query) { q.Sort = store.SortViews }},
+			}
+			for _, set := range sets {
+				b.Run(set.name, func(b *testing.B) {
+					run := func() []time.Duration {
+						lat := make([]time.Duration, 0, len(set.queries))
+						for _, text := range set.queries {
+							q := store.Query{Text: text, Limit: 20}
+							if set.mod != nil {
+								set.mod(&q)
+							}
+							t0 := time.Now()
+							if _, err := db.Search(ctx, q); err != nil {
+								b.Fatalf("%q: %v", text, err)
+							}
+							lat = append(lat, time.Since(t0))
+						}
+						return lat
+					}
+					run() // warm the page cache
+					var lat []time.Duration
+					b.ResetTimer()
+					for i := 0; i < b.N; i++ {
+						lat = append(lat, run()...)
+					}
+					b.StopTimer()
+					reportLatency(b, lat)
+				})
+			}
+			c, err := db.Counts(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Run("size", func(b *testing.B) {
+				for i := 0; i < b.N; i++ {
+				}
+				b.ReportMetric(float64(c.Bytes)/1024/(float64(c.Videos)/1000), "KB/1k-videos")
+				b.ReportMetric(float64(c.Bytes)/(1<<20), "MB")
+				b.ReportMetric(0, "ns/op")
+			})
+			logTableSizes(b, db, c.Videos)
+		})
+	}
+}
+
+// logTableSizes logs how the file divides between tables and indexes.
+func logTableSizes(b *testing.B, db *store.DB, videos int64) {
+	rows, err := db.Reader().Query(`SELECT name, sum(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC`)
+	if err != nil {
+		b.Logf("no dbstat: %v", err)
+		return
+	}
+	defer rows.Close()
+	var parts []string
+	for rows.Next() {
+		var name string
+		var size int64
+		rows.Scan(&name, &size)
+		if size*1000/(videos*1024) >= 10 { // at least 10 B per video
+			parts = append(parts, fmt.Sprintf("%s %.0f", name, float64(size)/1024/(float64(videos)/1000)))
+		}
+	}
+	b.Logf("KB per 1k videos: %s", strings.Join(parts, ", "))
+}
+
+// copyArchive copies a cached archive so a benchmark can write to it.
+func copyArchive(tb testing.TB, path string) string {
+	dst := filepath.Join(tb.TempDir(), "copy.db")
+	in, err := os.Open(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		tb.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	return dst
+}
+
+// BenchmarkSavePage stores 50-video chart pages into a copy of each archive:
+// "new" pages of never-seen videos, and "reseen" pages of videos already
+// stored whose text is unchanged (statistics grown), as hourly re-fetches are.
+func BenchmarkSavePage(b *testing.B) {
+	ctx := context.Background()
+	g := benchGenerator()
+	for _, size := range benchSizes {
+		for _, kind := range []string{"new", "reseen"} {
+			b.Run(size.name+"/"+kind, func(b *testing.B) {
+				db := openBench(b, copyArchive(b, benchArchive(b, size.n)))
+				start := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+				run, err := db.StartRun(ctx, "US", store.TriggerCLI, start)
+				if err != nil {
+					b.Fatal(err)
+				}
+				// Re-seen pages re-fetch what already trended in the region
+				// (the hourly re-fetch): the archive's newest US videos, as
+				// stored, with grown view counts. Each page is a different 50.
+				var usVideos []store.Video
+				if kind == "reseen" {
+					rows, err := db.Reader().QueryContext(ctx, `SELECT v.video_id FROM video_regions r JOIN videos v ON v.id = r.video
+						WHERE r.region = 'US' ORDER BY r.video DESC LIMIT 5000`)
+					if err != nil {
+						b.Fatal(err)
+					}
+					for rows.Next() {
+						var id string
+						rows.Scan(&id)
+						v, _, err := db.Video(ctx, id)
+						if err != nil {
+							b.Fatal(err)
+						}
+						usVideos = append(usVideos, v)
+					}
+					rows.Close()
+				}
+				page := func(i int) store.Page {
+					vs := make([]store.Video, 50)
+					for j := range vs {
+						if kind == "new" {
+							vs[j] = g.Video(size.n + 10_000_000 + i*50 + j)
+						} else {
+							v := usVideos[(i*50+j)%len(usVideos)]
+							if v.Views != nil {
+								v.Views = views(*v.Views + int64(i+1))
+							}
+							vs[j] = v
+						}
+					}
+					return store.Page{RunID: run, Region: "US", FetchedAt: start.Add(time.Duration(i) * time.Second),
+						Kind: store.PageChart, FirstRank: 1 + 50*i, Videos: vs}
+				}
+				// Warm up with a few pages in a run of their own; prepare the
+				// measured pages outside the timing.
+				warm, err := db.StartRun(ctx, "US", store.TriggerCLI, start)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for i := 0; i < 3; i++ {
+					p := page(1_000_000 + i)
+					p.RunID, p.FirstRank = warm, 1+50*i
+					if _, err := db.SavePage(ctx, p); err != nil {
+						b.Fatal(err)
+					}
+				}
+				pages := make([]store.Page, b.N)
+				for i := range pages {
+					pages[i] = page(i)
+				}
+				lat := make([]time.Duration, 0, b.N)
+				var res store.PageResult
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					t0 := time.Now()
+					r, err := db.SavePage(ctx, pages[i])
+					if err != nil {
+						b.Fatal(err)
+					}
+					lat = append(lat, time.Since(t0))
+					res.New += r.New
+					res.Unchanged += r.Unchanged
+					res.Updated += r.Updated
+				}
+				b.StopTimer()
+				if kind == "new" && res.New != 50*b.N || kind == "reseen" && res.Unchanged != 50*b.N {
+					b.Fatalf("%s pages stored %+v over %d pages", kind, res, b.N)
+				}
+				reportLatency(b, lat)
+				var sum time.Duration
+				for _, d := range lat {
+					sum += d
+				}
+				b.ReportMetric(float64(50*b.N)/sum.Seconds(), "videos/s")
+			})
+		}
+	}
+}

@@ -1,0 +1,102 @@
+package store_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/ytrend/ytrend/store"
+)
+
+// t0 is the fixtures' clock.
+var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+func openDB(tb testing.TB, opts ...store.Option) (*store.DB, string) {
+	tb.Helper()
+	path := filepath.Join(tb.TempDir(), "archive.db")
+	db, err := store.Open(context.Background(), path, opts...)
+	if err != nil {
+		tb.Fatalf("open %s: %v", path, err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	return db, path
+}
+
+func startRun(tb testing.TB, db *store.DB, region string, at time.Time) int64 {
+	tb.Helper()
+	id, err := db.StartRun(context.Background(), region, store.TriggerSchedule, at)
+	if err != nil {
+		tb.Fatalf("start run %s: %v", region, err)
+	}
+	return id
+}
+
+func savePage(tb testing.TB, db *store.DB, p store.Page) store.PageResult {
+	tb.Helper()
+	res, err := db.SavePage(context.Background(), p)
+	if err != nil {
+		tb.Fatalf("save page: %v", err)
+	}
+	return res
+}
+
+// saveChart saves videos as one chart page of a new run in region at time at
+// and finishes the run.
+func saveChart(tb testing.TB, db *store.DB, region string, at time.Time, firstRank int, vs ...store.Video) store.PageResult {
+	tb.Helper()
+	run := startRun(tb, db, region, at)
+	res := savePage(tb, db, store.Page{RunID: run, Region: region, FetchedAt: at, Kind: store.PageChart, FirstRank: firstRank, Videos: vs})
+	if err := db.FinishRun(context.Background(), run, store.RunEnd{Status: store.StatusOK, At: at.Add(time.Minute)}); err != nil {
+		tb.Fatal(err)
+	}
+	return res
+}
+
+func i64(n int64) *int64 { return &n }
+
+// ftsIntegrity runs FTS5's own check of the index against the videos table
+// and SQLite's check of the whole file.
+func ftsIntegrity(tb testing.TB, db *store.DB) {
+	tb.Helper()
+	ctx := context.Background()
+	if _, err := db.Writer().ExecContext(ctx, `INSERT INTO video_fts(video_fts, rank) VALUES ('integrity-check', 1)`); err != nil {
+		tb.Fatalf("fts integrity-check: %v", err)
+	}
+	var res string
+	if err := db.Writer().QueryRowContext(ctx, `PRAGMA integrity_check`).Scan(&res); err != nil || res != "ok" {
+		tb.Fatalf("integrity_check: %q %v", res, err)
+	}
+}
+
+func ids(hits []store.Hit) []string {
+	out := make([]string, len(hits))
+	for i, h := range hits {
+		out[i] = h.VideoID
+	}
+	return out
+}
+
+// osMkdirTemp makes a directory for state that outlives a single test (the
+// fuzz fixture); it is removed when the test binary exits via TestMain.
+func osMkdirTemp() (string, error) {
+	dir, err := os.MkdirTemp("", "ytrend-store-fuzz-")
+	if err == nil {
+		tempDirs = append(tempDirs, dir)
+	}
+	return dir, err
+}
+
+var tempDirs []string
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if fuzzDB != nil {
+		fuzzDB.Close()
+	}
+	for _, d := range tempDirs {
+		os.RemoveAll(d)
+	}
+	os.Exit(code)
+}

@@ -1,0 +1,394 @@
+package store_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/ytrend/ytrend/migrations"
+	"github.com/ytrend/ytrend/store"
+)
+
+// embedded returns the binary's migration files in version order.
+func embedded(tb testing.TB) []string {
+	tb.Helper()
+	names, err := fs.Glob(migrations.FS, "*.sql")
+	if err != nil || len(names) == 0 {
+		tb.Fatalf("no embedded migrations: %v", err)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// migrationSet builds an in-memory migration set from embedded files plus
+// extra ones (name -> SQL).
+func migrationSet(tb testing.TB, names []string, extra map[string]string) fstest.MapFS {
+	tb.Helper()
+	m := fstest.MapFS{}
+	for _, n := range names {
+		b, err := fs.ReadFile(migrations.FS, n)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		m[n] = &fstest.MapFile{Data: b}
+	}
+	for n, s := range extra {
+		m[n] = &fstest.MapFile{Data: []byte(s)}
+	}
+	return m
+}
+
+func versions(ms []store.Migration) []int {
+	out := []int{}
+	for _, m := range ms {
+		out = append(out, m.Version)
+	}
+	return out
+}
+
+func seq(from, to int) []int {
+	out := []int{}
+	for v := from; v <= to; v++ {
+		out = append(out, v)
+	}
+	return out
+}
+
+func TestMigrateFresh(t *testing.T) {
+	ctx := context.Background()
+	all := embedded(t)
+	db, _ := openDB(t)
+	st, err := store.Status(ctx, db.Reader(), migrations.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := versions(st.Applied), seq(1, len(all)); !equalInts(got, want) || len(st.Pending) != 0 {
+		t.Fatalf("applied %v pending %v, want applied %v and none pending", got, versions(st.Pending), want)
+	}
+	for i, m := range st.Applied {
+		if m.Name != all[i] || m.AppliedAt.IsZero() {
+			t.Errorf("applied[%d] = %s at %v, want %s with a time", i, m.Name, m.AppliedAt, all[i])
+		}
+	}
+	for _, table := range []string{"runs", "channels", "videos", "video_stats", "trending_snapshots", "video_regions", "archive_totals", "video_fts"} {
+		var n int
+		if err := db.Reader().QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE name = ?`, table).Scan(&n); err != nil || n != 1 {
+			t.Errorf("table %s: %d, %v", table, n, err)
+		}
+	}
+	// Migrating again applies nothing.
+	applied, err := store.Migrate(ctx, db.Writer(), migrations.FS)
+	if err != nil || len(applied) != 0 {
+		t.Errorf("second Migrate applied %v, %v", applied, err)
+	}
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// A database created by any earlier binary (any prefix of today's migration
+// set) is upgraded on open, keeping its data.
+func TestMigrateUpgradeFromEachVersion(t *testing.T) {
+	ctx := context.Background()
+	all := embedded(t)
+	for k := 1; k < len(all); k++ {
+		t.Run(all[k-1], func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "old.db")
+			old, err := store.Open(ctx, path, store.WithMigrations(migrationSet(t, all[:k], nil)))
+			if err != nil {
+				t.Fatalf("open at version %d: %v", k, err)
+			}
+			// Data written at the old version (0001 holds the archive).
+			run, err := old.StartRun(ctx, "DE", store.TriggerCLI, t0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := old.SavePage(ctx, store.Page{RunID: run, Region: "DE", FetchedAt: t0, FirstRank: 1,
+				Videos: []store.Video{{ID: "old1", Title: "Alte Aufnahme"}}}); err != nil {
+				t.Fatal(err)
+			}
+			st, err := store.Status(ctx, old.Reader(), migrations.FS)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := versions(st.Pending); !equalInts(got, seq(k+1, len(all))) {
+				t.Errorf("pending against the full set: %v, want %v", got, seq(k+1, len(all)))
+			}
+			old.Close()
+
+			db, err := store.Open(ctx, path)
+			if err != nil {
+				t.Fatalf("upgrade from %d: %v", k, err)
+			}
+			defer db.Close()
+			st, err = store.Status(ctx, db.Reader(), migrations.FS)
+			if err != nil || len(st.Pending) != 0 || len(st.Applied) != len(all) {
+				t.Fatalf("after upgrade: applied %v pending %v, %v", versions(st.Applied), versions(st.Pending), err)
+			}
+			hits, err := db.Search(ctx, store.Query{Text: "aufnahme"})
+			if err != nil || len(hits) != 1 || hits[0].VideoID != "old1" {
+				t.Errorf("data from version %d after upgrade: %v, %v", k, ids(hits), err)
+			}
+			ftsIntegrity(t, db)
+		})
+	}
+}
+
+// A database migrated by a newer ytrend is refused, with a message saying
+// so, and left exactly as it was.
+func TestMigrateRefusesNewerSchema(t *testing.T) {
+	ctx := context.Background()
+	all := embedded(t)
+	path := filepath.Join(t.TempDir(), "new.db")
+	future := migrationSet(t, all, map[string]string{
+		versionName(len(all)+1, "future"): `CREATE TABLE future_thing (x INTEGER) STRICT;`,
+	})
+	db, err := store.Open(ctx, path, store.WithMigrations(future))
+	if err != nil {
+		t.Fatal(err)
+	}
+	schemaBefore := dumpSchema(t, db)
+	db.Close()
+
+	_, err = store.Open(ctx, path)
+	if !errors.Is(err, store.ErrSchemaTooNew) {
+		t.Fatalf("open newer database: %v, want ErrSchemaTooNew", err)
+	}
+	for _, want := range []string{"schema version", "upgrade ytrend", "untouched"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	db, err = store.Open(ctx, path, store.WithMigrations(future))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if after := dumpSchema(t, db); after != schemaBefore {
+		t.Errorf("refused open changed the schema:\nbefore %s\nafter  %s", schemaBefore, after)
+	}
+	// Status still tells what the database has, for `ytrend migrate --status`.
+	st, err := store.Status(ctx, db.Reader(), migrations.FS)
+	if !errors.Is(err, store.ErrSchemaTooNew) {
+		t.Errorf("Status against older set: %v, want ErrSchemaTooNew", err)
+	}
+	if got := versions(st.Applied); !equalInts(got, seq(1, len(all)+1)) || len(st.Pending) != 0 || st.Applied[len(all)].Name != versionName(len(all)+1, "future") {
+		t.Errorf("status of a newer database: applied %v pending %v", st.Applied, versions(st.Pending))
+	}
+}
+
+func versionName(v int, name string) string { return fmt.Sprintf("%04d_%s.sql", v, name) }
+
+func dumpSchema(tb testing.TB, db *store.DB) string {
+	tb.Helper()
+	rows, err := db.Reader().Query(`SELECT type || ' ' || name || ' ' || coalesce(sql, '') FROM sqlite_schema ORDER BY name`)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer rows.Close()
+	var parts []string
+	for rows.Next() {
+		var s string
+		rows.Scan(&s)
+		parts = append(parts, s)
+	}
+	var applied []string
+	r2, err := db.Reader().Query(`SELECT version || ':' || name FROM schema_migrations ORDER BY version`)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer r2.Close()
+	for r2.Next() {
+		var s string
+		r2.Scan(&s)
+		applied = append(applied, s)
+	}
+	return strings.Join(parts, "\n") + "\n" + strings.Join(applied, ",")
+}
+
+func TestMigrateRejectsBadSets(t *testing.T) {
+	ctx := context.Background()
+	ok := "CREATE TABLE t1 (x INTEGER);"
+	for _, tc := range []struct {
+		name  string
+		files map[string]string
+	}{
+		{"gap", map[string]string{"0001_a.sql": ok, "0003_c.sql": ok}},
+		{"duplicate", map[string]string{"0001_a.sql": ok, "0001_b.sql": ok}},
+		{"not from 1", map[string]string{"0002_b.sql": ok}},
+		{"no number", map[string]string{"init.sql": ok}},
+		{"short number", map[string]string{"1_init.sql": ok}},
+		{"dash", map[string]string{"0001-init.sql": ok}},
+		{"upper case", map[string]string{"0001_Init.sql": ok}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			set := fstest.MapFS{}
+			for n, s := range tc.files {
+				set[n] = &fstest.MapFile{Data: []byte(s)}
+			}
+			path := filepath.Join(t.TempDir(), "x.db")
+			_, err := store.Open(ctx, path, store.WithMigrations(set))
+			if !errors.Is(err, store.ErrBadMigrations) {
+				t.Fatalf("Open: %v, want ErrBadMigrations", err)
+			}
+		})
+	}
+	// A database whose applied set has a hole was not migrated by ytrend.
+	path := filepath.Join(t.TempDir(), "hole.db")
+	set := fstest.MapFS{"0001_a.sql": {Data: []byte(ok)}, "0002_b.sql": {Data: []byte("CREATE TABLE t2 (x INTEGER);")}}
+	db, err := store.Open(ctx, path, store.WithMigrations(set))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Writer().Exec(`DELETE FROM schema_migrations WHERE version = 1`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if _, err := store.Open(ctx, path, store.WithMigrations(set)); !errors.Is(err, store.ErrBadMigrations) {
+		t.Fatalf("Open with a hole in schema_migrations: %v, want ErrBadMigrations", err)
+	}
+}
+
+// A failing migration leaves nothing of itself behind: it and its
+// schema_migrations row are one transaction.
+func TestMigrateFailureIsAtomic(t *testing.T) {
+	ctx := context.Background()
+	set := fstest.MapFS{
+		"0001_a.sql": {Data: []byte("CREATE TABLE t1 (x INTEGER);")},
+		"0002_b.sql": {Data: []byte("CREATE TABLE t2 (x INTEGER); INSERT INTO nowhere VALUES (1);")},
+	}
+	path := filepath.Join(t.TempDir(), "x.db")
+	if _, err := store.Open(ctx, path, store.WithMigrations(set)); err == nil || !strings.Contains(err.Error(), "0002_b.sql") {
+		t.Fatalf("Open: %v, want an error naming 0002_b.sql", err)
+	}
+	db, err := store.Open(ctx, path, store.WithMigrations(set), store.WithoutMigrate())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	st, err := store.Status(ctx, db.Reader(), set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !equalInts(versions(st.Applied), []int{1}) || !equalInts(versions(st.Pending), []int{2}) {
+		t.Errorf("applied %v pending %v, want [1] and [2]", versions(st.Applied), versions(st.Pending))
+	}
+	var n int
+	db.Reader().QueryRow(`SELECT count(*) FROM sqlite_schema WHERE name = 't2'`).Scan(&n)
+	if n != 0 {
+		t.Error("table t2 of the failed migration exists")
+	}
+}
+
+func TestStatusBeforeMigrate(t *testing.T) {
+	ctx := context.Background()
+	all := embedded(t)
+	db, _ := openDB(t, store.WithoutMigrate())
+	st, err := store.Status(ctx, db.Reader(), migrations.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Applied) != 0 || !equalInts(versions(st.Pending), seq(1, len(all))) {
+		t.Fatalf("fresh file: applied %v pending %v", versions(st.Applied), versions(st.Pending))
+	}
+	applied, err := db.Migrate(ctx)
+	if err != nil || !equalInts(applied, seq(1, len(all))) {
+		t.Fatalf("Migrate: %v, %v", applied, err)
+	}
+	st, err = db.MigrationStatus(ctx)
+	if err != nil || len(st.Pending) != 0 || len(st.Applied) != len(all) {
+		t.Fatalf("after Migrate: %v %v %v", versions(st.Applied), versions(st.Pending), err)
+	}
+}
+
+// Several processes opening a brand-new file at once (ytrend run and a
+// fetch started together) all succeed and apply each migration once.
+func TestMigrateConcurrentOpen(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "race.db")
+	var wg sync.WaitGroup
+	errs := make(chan error, 6)
+	for i := 0; i < 6; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			db, err := store.Open(ctx, path)
+			if err == nil {
+				err = db.Close()
+			}
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	db, err := store.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n, distinct int
+	db.Reader().QueryRow(`SELECT count(*), count(DISTINCT version) FROM schema_migrations`).Scan(&n, &distinct)
+	if n != len(embedded(t)) || distinct != n {
+		t.Errorf("schema_migrations has %d rows (%d distinct), want %d", n, distinct, len(embedded(t)))
+	}
+}
+
+// Opening an up-to-date archive and searching it only read: they work while
+// another process holds the write lock for longer than the busy timeout.
+func TestOpenAndSearchDuringAnotherWrite(t *testing.T) {
+	ctx := context.Background()
+	db, path := openDB(t)
+	saveChart(t, db, "US", t0, 1, store.Video{ID: "v", Title: "locked out"})
+
+	other, err := sql.Open("sqlite", "file:"+path+"?_txlock=immediate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	tx, err := other.BeginTx(ctx, nil) // BEGIN IMMEDIATE: holds the write lock
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.Exec(`UPDATE runs SET pages = pages`); err != nil {
+		t.Fatal(err)
+	}
+
+	reader, err := store.Open(ctx, path, store.WithBusyTimeout(100*time.Millisecond))
+	if err != nil {
+		t.Fatalf("open during another write: %v", err)
+	}
+	defer reader.Close()
+	hits, err := reader.Search(ctx, store.Query{Text: "locked"})
+	if err != nil || len(hits) != 1 {
+		t.Fatalf("search during another write: %v %v", ids(hits), err)
+	}
+	// A write, by contrast, waits for the lock and gives up after the busy
+	// timeout.
+	if _, err := reader.StartRun(ctx, "US", store.TriggerCLI, t0); err == nil {
+		t.Error("write succeeded while another connection held the write lock")
+	}
+}

@@ -1,0 +1,86 @@
+package store
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The cost of a search rests on the query plans: the MATCH scan must
+// deliver rowids newest first itself (so the LIMIT stops it early), every
+// other table must be reached by key, and the only sort must be the final
+// one over the capped candidates. This pins those plans.
+func TestSearchPlans(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "plan.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	type node struct {
+		id, parent int
+		detail     string
+	}
+	plan := func(query string) []node {
+		rows, err := db.reader.QueryContext(ctx, "EXPLAIN QUERY PLAN "+query, "[]", 0, `"x"`, 0, "[]", 10, 0, 10)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, query)
+		}
+		defer rows.Close()
+		var out []node
+		for rows.Next() {
+			var n node
+			var unused int
+			if err := rows.Scan(&n.id, &n.parent, &unused, &n.detail); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, n)
+		}
+		return out
+	}
+	for _, raw := range []bool{false, true} {
+		for _, regions := range []bool{false, true} {
+			for _, channels := range []bool{false, true} {
+				for _, order := range []SortOrder{SortRelevance, SortRecent, SortViews} {
+					q := sqlCandidates(raw, regions, channels, order)
+					nodes := plan(q)
+					var text []string
+					sub := map[int]bool{} // nodes inside the candidate subquery
+					for _, n := range nodes {
+						text = append(text, n.detail)
+						if strings.HasPrefix(n.detail, "CO-ROUTINE") || strings.HasPrefix(n.detail, "MATERIALIZE") {
+							sub[n.id] = true
+						}
+						if sub[n.parent] {
+							sub[n.id] = true
+						}
+					}
+					all := strings.Join(text, " | ")
+					if !strings.Contains(all, "SCAN f VIRTUAL TABLE INDEX") || !strings.Contains(all, "SEARCH s USING INTEGER PRIMARY KEY") {
+						t.Errorf("raw=%v regions=%v channels=%v %s: unexpected plan %s", raw, regions, channels, order, all)
+					}
+					if regions && !strings.Contains(all, "SEARCH r USING PRIMARY KEY") {
+						t.Errorf("regions: video_regions not searched by key: %s", all)
+					}
+					for _, n := range nodes {
+						if sub[n.id] && strings.Contains(n.detail, "TEMP B-TREE") {
+							t.Errorf("raw=%v regions=%v channels=%v %s: the MATCH scan is sorted, not read in rowid order: %s", raw, regions, channels, order, all)
+						}
+						if strings.HasPrefix(n.detail, "SCAN") && !strings.HasPrefix(n.detail, "SCAN f VIRTUAL") &&
+							!strings.Contains(n.detail, "json_each") && !strings.Contains(n.detail, "subquery") {
+							t.Errorf("full scan %q in %s", n.detail, all)
+						}
+					}
+				}
+			}
+		}
+	}
+	for _, q := range []string{sqlHitVideos, sqlHitRegions, sqlSinceBound, sqlExisting, sqlChannelIDs} {
+		for _, n := range plan(strings.ReplaceAll(q, "?2", "?7")) {
+			if strings.HasPrefix(n.detail, "SCAN") && !strings.Contains(n.detail, "VIRTUAL TABLE") && !strings.Contains(n.detail, "subquery") {
+				t.Errorf("full scan %q in %s", n.detail, q)
+			}
+		}
+	}
+}

@@ -1,0 +1,213 @@
+package store
+
+import (
+	"database/sql/driver"
+	"math"
+	"sync"
+	"sync/atomic"
+
+	"modernc.org/sqlite"
+)
+
+// Ranking.
+//
+// Text relevance is Okapi BM25 exactly as FTS5's bm25() computes it
+// (fts5_aux.c), with the column weights of columnWeights:
+//
+//	F(p)   = Σ_col weight(col) · tf(p, col)                  weighted frequency of phrase p
+//	idf(p) = max(ln((N − df(p) + 0.5) / (df(p) + 0.5)), 1e-6)
+//	text   = Σ_p idf(p) · F(p)·(k1+1) / (F(p) + k1·(1 − b + b·D/avgdl))   k1 = 1.2, b = 0.75
+//
+// where D is the video's length in tokens over its text columns (title,
+// tags, channel, description, title grams; facets do not count), avgdl the
+// archive's average, N the number of videos and df(p) the number containing p.
+// As in FTS5, a word in more than half the videos gets the floor IDF, so
+// scores are comparable within one query only.
+// The store computes it itself instead of calling bm25(): FTS5 derives every
+// IDF by counting the whole doclist of each phrase on every query, which is
+// ~100 ms for a common word at a million videos, whatever the LIMIT. Here:
+//
+//   - tf in the short columns (title and its CJK grams, tags, channel) comes
+//     from the per-video term blob (text.go), exact up to phrase adjacency
+//     (a phrase's count is the smallest count of its words);
+//   - tf in the description is stored only when a word repeats; a phrase
+//     absent from the short columns must be in the description (the video
+//     matched), so it counts once there; a phrase present in a short column
+//     and once in the description counts 0 there — at most a few percent of
+//     that phrase's score, since the short columns weigh 3-10 times more;
+//   - df(p) is exact up to dfProbe matches, and above that estimated from how
+//     densely p's newest dfProbe matches are packed among the newest videos.
+//
+// The blend with how recently and how high the video trended is
+//
+//	score = text · (1 + freshWeight·fresh + chartWeight·chart)
+//	fresh = 2^(−age/freshHalfLife), age = newest sighting in the archive − video's last sighting
+//	chart = 1 − ln(best rank)/ln(chartDepth), clamped to [0, 1]; 0 if never on a chart
+//
+// so a video on top of today's chart scores up to twice the same text match
+// in a video last seen on a chart's tail months ago, and text still decides
+// between a title match and a passing mention. Age is measured from the
+// archive's newest sighting rather than the wall clock, so a search ranks the
+// same until new pages arrive.
+const (
+	bm25K1 = 1.2
+	bm25B  = 0.75
+
+	freshWeight   = 0.5
+	freshHalfLife = 7 * 24 * 3600 * 1e6 // microseconds
+	chartWeight   = 0.5
+	chartDepth    = 200
+
+	dfProbe = 64
+)
+
+// idf is FTS5's bm25 IDF, floored as FTS5 floors it.
+func idf(n, df float64) float64 {
+	v := math.Log((n - df + 0.5) / (df + 0.5))
+	if v <= 0 {
+		return 1e-6
+	}
+	return v
+}
+
+// rankedPhrase is a query phrase prepared for scoring.
+type rankedPhrase struct {
+	tokens []uint32 // hashes of the phrase's tokens
+	grams  []uint32 // hashes of the title_grams tokens that must all be present
+	idf    float64
+}
+
+func newRankedPhrase(p phrase) rankedPhrase {
+	rp := rankedPhrase{idf: 1}
+	for _, t := range p.tokens {
+		rp.tokens = append(rp.tokens, termHash(t))
+	}
+	for _, run := range p.runs {
+		if len([]rune(run)) == 1 {
+			rp.grams = append(rp.grams, termHash(run))
+			continue
+		}
+		for _, g := range bigrams(run) {
+			rp.grams = append(rp.grams, termHash(g))
+		}
+	}
+	return rp
+}
+
+// counts returns the phrase's term frequency per column: title (grams
+// included), tags, channel, description.
+func (rp rankedPhrase) counts(t terms) [4]float64 {
+	var out [4]float64
+	var desc = 255
+	for i, h := range rp.tokens {
+		c := t.lookup(h)
+		for col := 0; col < 3; col++ {
+			if i == 0 || float64(c[col]) < out[col] {
+				out[col] = float64(c[col])
+			}
+		}
+		desc = min(desc, int(c[3]))
+	}
+	if len(rp.grams) > 0 {
+		g := 255
+		for _, h := range rp.grams {
+			g = min(g, int(t.lookup(h)[0]))
+		}
+		out[0] = max(out[0], float64(g))
+	}
+	if out[0] == 0 && out[1] == 0 && out[2] == 0 {
+		desc = max(desc, 1) // it matched, so it is in the description
+	}
+	out[3] = float64(desc)
+	return out
+}
+
+// textScore is bm25 for one video.
+func textScore(phrases []rankedPhrase, t terms, docLen int, avgdl float64) float64 {
+	if avgdl <= 0 {
+		avgdl = 1
+	}
+	norm := bm25K1 * (1 - bm25B + bm25B*float64(docLen)/avgdl)
+	s := 0.0
+	for _, p := range phrases {
+		c := p.counts(t)
+		f := columnWeights[colTitle]*c[0] + columnWeights[colTags]*c[1] +
+			columnWeights[colChannel]*c[2] + columnWeights[colDescription]*c[3]
+		s += p.idf * f * (bm25K1 + 1) / (f + norm)
+	}
+	return s
+}
+
+// boost is the trend factor text relevance is multiplied by.
+func boost(lastSeen, newest int64, bestRank int) float64 {
+	age := float64(max(0, newest-lastSeen))
+	fresh := math.Exp2(-age / freshHalfLife)
+	chart := 0.0
+	if bestRank >= 1 {
+		chart = min(1, max(0, 1-math.Log(float64(bestRank))/math.Log(chartDepth)))
+	}
+	return 1 + freshWeight*fresh + chartWeight*chart
+}
+
+// rankState is what ytrend_rank needs to score one query's candidates.
+type rankState struct {
+	raw     bool // text relevance is FTS5's bm25 (the fts_rank argument)
+	phrases []rankedPhrase
+	avgdl   float64
+	newest  int64
+
+	// Seen while scoring: how many candidates, and the oldest.
+	scanned int
+	minID   int64
+}
+
+// ytrend_rank(state, id, last_seen, best_rank, terms, doc_len, fts_rank) is
+// the ranking formula above, as an SQL function, so that SQLite scores and
+// sorts a query's candidates and only the final page is read back into Go.
+// state identifies a rankState registered for the duration of one query.
+func init() {
+	sqlite.MustRegisterFunction("ytrend_rank", &sqlite.FunctionImpl{
+		NArgs:        7,
+		VolatileArgs: true, // terms is read during the call only
+		Scalar:       rankFunc,
+	})
+}
+
+var (
+	rankStates sync.Map // int64 -> *rankState
+	rankSeq    atomic.Int64
+)
+
+func registerRankState(rs *rankState) int64 {
+	id := rankSeq.Add(1)
+	rankStates.Store(id, rs)
+	return id
+}
+
+func releaseRankState(id int64) { rankStates.Delete(id) }
+
+func rankFunc(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
+	key, _ := args[0].(int64)
+	v, ok := rankStates.Load(key)
+	if !ok {
+		return 0.0, nil
+	}
+	rs := v.(*rankState)
+	id, _ := args[1].(int64)
+	seen, _ := args[2].(int64)
+	best, _ := args[3].(int64) // NULL (never charted) reads as 0
+	rs.scanned++
+	if rs.scanned == 1 || id < rs.minID {
+		rs.minID = id
+	}
+	var text float64
+	if rs.raw {
+		r, _ := args[6].(float64)
+		text = -r // FTS5's bm25 is negative, better is lower
+	} else {
+		t, _ := args[4].([]byte)
+		docLen, _ := args[5].(int64)
+		text = textScore(rs.phrases, terms(t), int(docLen), rs.avgdl)
+	}
+	return text * boost(seen, rs.newest, int(best)), nil
+}

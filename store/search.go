@@ -1,0 +1,575 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"modernc.org/sqlite"
+)
+
+// SortOrder orders search results.
+type SortOrder string
+
+const (
+	SortRelevance SortOrder = "relevance" // text relevance blended with trend (the default)
+	SortRecent    SortOrder = "recent"    // most recently seen first
+	SortViews     SortOrder = "views"     // most viewed first; hidden counts last
+)
+
+// Search limits.
+const (
+	DefaultLimit = 20
+	MaxLimit     = 500
+	// CandidateCap is how many of the newest matching videos a search ranks
+	// unless Query.Exhaustive is set (see the package documentation).
+	CandidateCap = 1000
+)
+
+// Query is a search of the archive.
+type Query struct {
+	// Text is what the person typed. Every word must match (in the title,
+	// tags, channel title or description); "double quotes" keep a phrase.
+	// Nothing in it is FTS5 syntax unless Raw is set.
+	Text string
+	// Regions keeps videos that trended in any of these regions; their
+	// regions, best rank and last seen are then those regions' only.
+	Regions []string
+	// Since keeps videos seen (in Regions, if given) at or after it.
+	Since time.Time
+	// Channel keeps videos whose channel title contains it (ignoring case
+	// and accents) or whose channel id is exactly it.
+	Channel string
+	Sort    SortOrder // default SortRelevance
+	Limit   int       // default DefaultLimit, at most MaxLimit
+
+	// Raw passes Text to FTS5 MATCH as query syntax (AND, OR, NOT, NEAR,
+	// column filters, prefix*). Syntax errors come back as ErrBadQuery.
+	// Raw queries are ranked by FTS5's own bm25(), which reads every query
+	// term's whole doclist: slow on common words in a large archive.
+	Raw bool
+	// Exhaustive ranks every match instead of the newest CandidateCap. Exact,
+	// and slow on common words in a large archive (seconds at a million
+	// videos).
+	Exhaustive bool
+
+	// MarkOpen and MarkClose surround matched words in Hit.Snippet (default
+	// "[" and "]"): ANSI bold on a terminal, "<mark>" in JSON.
+	MarkOpen, MarkClose string
+}
+
+// Hit is one video found by Search.
+type Hit struct {
+	VideoID      string    `json:"video_id"`
+	Title        string    `json:"title"`
+	ChannelTitle string    `json:"channel_title"`
+	Regions      []string  `json:"regions"`   // where it trended (within Query.Regions, if given), sorted
+	BestRank     int       `json:"best_rank"` // best chart rank there; 0 if never on a chart
+	LastSeen     time.Time `json:"last_seen"` // last sighting there
+	Views        *int64    `json:"views"`     // nil: hidden by the owner
+	Snippet      string    `json:"snippet"`
+	PublishedAt  time.Time `json:"published_at"`
+	Score        float64   `json:"score"` // relevance blended with trend; comparable within one search only
+}
+
+type candidate struct {
+	id       int64
+	lastSeen int64
+	bestRank int
+	views    sql.NullInt64
+	score    float64
+}
+
+// Search finds videos matching q. No match is an empty, non-nil slice. Text
+// of any kind is safe: it never produces an SQL error (in Raw mode a syntax
+// error is ErrBadQuery).
+func (db *DB) Search(ctx context.Context, q Query) ([]Hit, error) {
+	q, err := normalizeQuery(q)
+	if err != nil {
+		return nil, err
+	}
+	pq := parseQuery(q.Text, q.Raw)
+	if pq.expr == "" {
+		return []Hit{}, nil
+	}
+	// Statements first: preparing takes a pooled connection, which must not
+	// happen while the transaction holds one.
+	st, err := db.searchStatements(ctx, q, pq)
+	if err != nil {
+		return nil, fmt.Errorf("store: search: %w", err)
+	}
+	// One read transaction: every step sees the same snapshot.
+	tx, err := db.reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("store: search: %w", err)
+	}
+	defer tx.Rollback()
+	s := searcher{ctx: ctx, tx: tx, st: st, q: q, pq: pq}
+	return s.run()
+}
+
+type searchStatements struct {
+	state, channels, since, docFreq, candidates, candidatesByChannel, videos, regions *sql.Stmt
+}
+
+const (
+	sqlArchiveState = `SELECT (SELECT max(last_page_at) FROM runs), (SELECT max(id) FROM videos), videos, tokens FROM archive_totals`
+	sqlChannelMatch = `SELECT id FROM channels WHERE channel_id = ? OR instr(title_fold, ?) > 0`
+	// A bounded scan: see sinceLowerBound.
+	sqlSinceBound = `SELECT min(min_video), count(*) FROM (SELECT min_video FROM runs WHERE last_page_at >= ? LIMIT ?)`
+	sqlDocFreq    = `SELECT -rowid FROM video_fts WHERE video_fts MATCH ? ORDER BY rowid LIMIT ?`
+	sqlHitVideos  = `SELECT id, video_id, title, tags, channel_title, description, published_at_s FROM videos
+		WHERE id IN (SELECT value FROM json_each(?))`
+	sqlHitRegions = `SELECT video, region FROM video_regions WHERE video IN (SELECT value FROM json_each(?1))
+		AND (?2 IS NULL OR region IN (SELECT value FROM json_each(?2))) ORDER BY video, region`
+)
+
+// sqlCandidates ranks the matches of a query inside SQLite, so that only
+// the final page of results crosses into Go (each value read back through
+// database/sql costs as much as scoring a candidate).
+//
+// The inner query walks the MATCH newest video first — by ascending rowid,
+// which is -videos.id — and applies the filters inside the scan; FTS5 stops
+// early under ORDER BY rowid LIMIT, so the cap (?6) bounds the work however
+// common the words are. ytrend_rank (rank.go) scores each candidate; SQLite
+// sorts and returns ?8 rows.
+//
+// Parameters: ?1 regions (JSON), ?2 since (µs, 0 if none), ?3 the MATCH
+// expression, ?4 the highest rowid worth reading, ?5 channel row ids (JSON),
+// ?6 the cap (-1: none), ?7 the ranking state's id, ?8 the page size.
+func sqlCandidates(raw, regions, channels bool, order SortOrder) string {
+	var b strings.Builder
+	if regions {
+		// One row per matching region: a video's best rank and last
+		// sighting over those regions.
+		b.WriteString(`SELECT id, ytrend_rank(?7, id, max(seen), min(best), terms, len, fts_rank) AS score,
+			max(seen) AS seen, min(best) AS best, views`)
+	} else {
+		b.WriteString(`SELECT id, ytrend_rank(?7, id, seen, best, terms, len, fts_rank) AS score, seen, best, views`)
+	}
+	b.WriteString(` FROM (SELECT -f.rowid AS id, s.views AS views, s.doc_len AS len, s.terms AS terms, `)
+	if raw {
+		b.WriteString(`f.rank AS fts_rank, `)
+	} else {
+		b.WriteString(`NULL AS fts_rank, `)
+	}
+	if regions {
+		b.WriteString(`r.last_seen AS seen, r.best_rank AS best FROM video_fts f JOIN video_stats s ON s.video = -f.rowid
+			JOIN video_regions r ON r.video = -f.rowid AND r.region IN (SELECT value FROM json_each(?1)) AND r.last_seen >= ?2`)
+	} else {
+		b.WriteString(`s.last_seen AS seen, s.best_rank AS best FROM video_fts f JOIN video_stats s ON s.video = -f.rowid`)
+	}
+	b.WriteString(` WHERE f.video_fts MATCH ?3 AND f.rowid <= ?4`)
+	if !regions {
+		b.WriteString(` AND s.last_seen >= ?2`)
+	}
+	if channels {
+		b.WriteString(` AND s.channel IN (SELECT value FROM json_each(?5))`)
+	}
+	b.WriteString(` ORDER BY f.rowid LIMIT ?6)`)
+	if regions {
+		b.WriteString(` GROUP BY id`)
+	}
+	switch order {
+	case SortRecent:
+		b.WriteString(` ORDER BY seen DESC, score DESC, id DESC`)
+	case SortViews:
+		b.WriteString(` ORDER BY views IS NULL, views DESC, score DESC, id DESC`)
+	default:
+		b.WriteString(` ORDER BY score DESC, seen DESC, id DESC`)
+	}
+	b.WriteString(` LIMIT ?8`)
+	return b.String()
+}
+
+func (db *DB) searchStatements(ctx context.Context, q Query, pq parsedQuery) (*searchStatements, error) {
+	var st searchStatements
+	var err error
+	get := func(query string) *sql.Stmt {
+		if err != nil {
+			return nil
+		}
+		var s *sql.Stmt
+		s, err = db.readStmt(ctx, query)
+		return s
+	}
+	st.state = get(sqlArchiveState)
+	st.channels = get(sqlChannelMatch)
+	st.since = get(sqlSinceBound)
+	st.docFreq = get(sqlDocFreq)
+	// The channel variant is needed only for broad channel filters; prepare
+	// both, the lookup is cheap.
+	st.candidates = get(sqlCandidates(pq.raw, len(q.Regions) > 0, false, q.Sort))
+	if q.Channel != "" {
+		st.candidatesByChannel = get(sqlCandidates(pq.raw, len(q.Regions) > 0, true, q.Sort))
+	}
+	st.videos = get(sqlHitVideos)
+	st.regions = get(sqlHitRegions)
+	return &st, err
+}
+
+// searcher is one search inside its read transaction.
+type searcher struct {
+	ctx context.Context
+	tx  *sql.Tx
+	st  *searchStatements
+	q   Query
+	pq  parsedQuery
+}
+
+func (s searcher) stmt(st *sql.Stmt) *sql.Stmt { return s.tx.StmtContext(s.ctx, st) }
+
+func normalizeQuery(q Query) (Query, error) {
+	switch {
+	case q.Limit <= 0:
+		q.Limit = DefaultLimit
+	case q.Limit > MaxLimit:
+		q.Limit = MaxLimit
+	}
+	switch q.Sort {
+	case "":
+		q.Sort = SortRelevance
+	case SortRelevance, SortRecent, SortViews:
+	default:
+		return q, fmt.Errorf("store: unknown sort order %q (want relevance, recent or views)", q.Sort)
+	}
+	if q.MarkOpen == "" && q.MarkClose == "" {
+		q.MarkOpen, q.MarkClose = "[", "]"
+	}
+	var regions []string
+	for _, r := range q.Regions {
+		r = strings.ToUpper(strings.TrimSpace(r))
+		if r != "" && !slices.Contains(regions, r) {
+			regions = append(regions, r)
+		}
+	}
+	q.Regions = regions
+	q.Channel = strings.TrimSpace(q.Channel)
+	return q, nil
+}
+
+// archiveState is what ranking needs to know about the whole archive.
+type archiveState struct {
+	videos, tokens int64
+	maxID          int64
+	newest         int64 // newest sighting, unix µs
+}
+
+// maxChannelFacets is how many channels a --channel filter may match and
+// still be a term of the MATCH (an OR of that many facets).
+const maxChannelFacets = 64
+
+type candidateFilter struct {
+	expr     string // the MATCH expression, facet terms included
+	regions  string // JSON array; "" = none
+	channels string // JSON array of channel row ids; "" = none
+	since    int64  // unix µs; 0 = none
+	minID    int64  // no video below this id can pass since
+}
+
+func (s searcher) run() ([]Hit, error) {
+	var st archiveState
+	var newest, maxID sql.NullInt64
+	if err := s.stmt(s.st.state).QueryRowContext(s.ctx).Scan(&newest, &maxID, &st.videos, &st.tokens); err != nil {
+		return nil, fmt.Errorf("store: search: %w", err)
+	}
+	if st.videos == 0 {
+		return []Hit{}, nil
+	}
+	st.newest, st.maxID = newest.Int64, maxID.Int64
+
+	// Filters become facet terms of the MATCH (FTS5 intersects them with
+	// the words, skipping what cannot match), and for regions a join that
+	// yields the per-region rank and sighting.
+	var f candidateFilter
+	f.expr = s.pq.expr
+	if len(s.q.Regions) > 0 {
+		f.regions = jsonIDs(s.q.Regions)
+		facets := make([]string, len(s.q.Regions))
+		for i, r := range s.q.Regions {
+			facets[i] = regionFacet(r)
+		}
+		f.expr = "(" + f.expr + ") AND " + facetFilter(facets)
+	}
+	if s.q.Channel != "" {
+		ids, err := s.channelIDs()
+		if err != nil {
+			return nil, err
+		}
+		if len(ids) == 0 {
+			return []Hit{}, nil
+		}
+		if len(ids) <= maxChannelFacets {
+			facets := make([]string, len(ids))
+			for i, id := range ids {
+				facets[i] = channelFacet(id)
+			}
+			f.expr = "(" + f.expr + ") AND " + facetFilter(facets)
+		} else {
+			// A filter matching that many channels is not selective: test
+			// each candidate's channel instead.
+			f.channels = jsonIDs(ids)
+		}
+	}
+	if !s.q.Since.IsZero() {
+		f.since = s.q.Since.UnixMicro()
+		lo, err := s.sinceLowerBound(f.since)
+		if err != nil {
+			return nil, err
+		}
+		f.minID = lo
+	}
+
+	rs := &rankState{raw: s.pq.raw, newest: st.newest, avgdl: float64(st.tokens) / float64(st.videos)}
+	// A single phrase without filters: its IDF only scales every score
+	// alike, and the candidate scan itself tells how common it is.
+	fromScan := !s.pq.raw && len(s.pq.phrases) == 1 && f == (candidateFilter{expr: s.pq.expr})
+	if !s.pq.raw {
+		rs.phrases = make([]rankedPhrase, len(s.pq.phrases))
+		for i, p := range s.pq.phrases {
+			rs.phrases[i] = newRankedPhrase(p)
+			if fromScan {
+				continue
+			}
+			df, err := s.docFreq(p.expr, st)
+			if err != nil {
+				return nil, err
+			}
+			rs.phrases[i].idf = idf(float64(st.videos), df)
+		}
+	}
+	limit := -1
+	if !s.q.Exhaustive {
+		limit = max(CandidateCap, 4*s.q.Limit)
+	}
+	cands, err := s.candidates(f, limit, rs)
+	if err != nil {
+		return nil, err
+	}
+	if fromScan && rs.scanned > 0 {
+		n, last := rs.scanned, rs.minID
+		df := float64(n) // the scan saw every match
+		if limit > 0 && n >= limit {
+			df = estimateDocFreq(n, last, st)
+		}
+		w := idf(float64(st.videos), df)
+		for i := range cands {
+			cands[i].score *= w
+		}
+	}
+	return s.materialize(cands)
+}
+
+// candidates returns the final page of ranked matches (see sqlCandidates).
+func (s searcher) candidates(f candidateFilter, limit int, rs *rankState) ([]candidate, error) {
+	sqlLimit := int64(limit)
+	if limit > 0 {
+		// With several regions a video comes once per matching region.
+		sqlLimit = int64(limit * max(1, len(s.q.Regions)))
+	}
+	var regions, channels any
+	if f.regions != "" {
+		regions = f.regions
+	}
+	if f.channels != "" {
+		channels = f.channels
+	}
+	id := registerRankState(rs)
+	defer releaseRankState(id)
+	st := s.st.candidates
+	if f.channels != "" {
+		st = s.st.candidatesByChannel
+	}
+	maxKey := int64(math.MaxInt64) // in rowid (-id) terms
+	if f.minID > 0 {
+		maxKey = -f.minID
+	}
+	rows, err := s.stmt(st).QueryContext(s.ctx, regions, f.since, f.expr, maxKey, channels, sqlLimit, id, s.q.Limit)
+	if err != nil {
+		return nil, queryError(s.pq, err)
+	}
+	defer rows.Close()
+	var out []candidate
+	for rows.Next() {
+		var c candidate
+		var best sql.NullInt64
+		if err := rows.Scan(&c.id, &c.score, &c.lastSeen, &best, &c.views); err != nil {
+			return nil, queryError(s.pq, err)
+		}
+		c.bestRank = int(best.Int64)
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, queryError(s.pq, err)
+	}
+	return out, nil
+}
+
+// queryError maps an error from a MATCH query: a raw query's syntax error
+// is the user's (ErrBadQuery); anything else is the store's.
+func queryError(pq parsedQuery, err error) error {
+	var se *sqlite.Error
+	if pq.raw && errors.As(err, &se) && se.Code()&0xff == 1 { // SQLITE_ERROR
+		return fmt.Errorf("%w: %s", ErrBadQuery, strings.TrimPrefix(se.Error(), "SQL logic error: "))
+	}
+	return fmt.Errorf("store: search: %w", err)
+}
+
+// docFreq returns how many videos match expr: exact up to dfProbe, above
+// that extrapolated from the density of its newest dfProbe matches.
+func (s searcher) docFreq(expr string, st archiveState) (float64, error) {
+	rows, err := s.stmt(s.st.docFreq).QueryContext(s.ctx, expr, dfProbe)
+	if err != nil {
+		return 0, fmt.Errorf("store: search: %w", err)
+	}
+	defer rows.Close()
+	n, last := 0, int64(0)
+	for rows.Next() {
+		if err := rows.Scan(&last); err != nil {
+			return 0, fmt.Errorf("store: search: %w", err)
+		}
+		n++
+	}
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("store: search: %w", err)
+	}
+	return estimateDocFreq(n, last, st), nil
+}
+
+// estimateDocFreq: the newest n matches lie among the videos with ids
+// [last, maxID]; assume the same share of matches among all videos.
+func estimateDocFreq(n int, last int64, st archiveState) float64 {
+	if n < dfProbe || st.maxID <= 0 {
+		return float64(n)
+	}
+	span := float64(st.maxID-last+1) * float64(st.videos) / float64(st.maxID)
+	df := float64(n) / max(span, float64(n)) * float64(st.videos)
+	return min(df, float64(st.videos))
+}
+
+// channelIDs resolves a --channel filter: an exact channel id, or a
+// substring of the channel title ignoring case and accents.
+func (s searcher) channelIDs() ([]int64, error) {
+	rows, err := s.stmt(s.st.channels).QueryContext(s.ctx, s.q.Channel, foldString(s.q.Channel))
+	if err != nil {
+		return nil, fmt.Errorf("store: search: channel filter: %w", err)
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("store: search: channel filter: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
+// sinceBoundScan is how many runs sinceLowerBound reads at most; a Since
+// that far back is not selective enough to bother.
+const sinceBoundScan = 5000
+
+// sinceLowerBound returns a video id below which no video was seen at or
+// after since (the smallest min_video of the runs with a page since then),
+// so that the MATCH scan can stop there instead of walking every older match
+// looking for re-seen ones. 0 means no useful bound.
+func (s searcher) sinceLowerBound(since int64) (int64, error) {
+	var lo sql.NullInt64
+	var n int64
+	if err := s.stmt(s.st.since).QueryRowContext(s.ctx, since, sinceBoundScan+1).Scan(&lo, &n); err != nil {
+		return 0, fmt.Errorf("store: search: since filter: %w", err)
+	}
+	if n > sinceBoundScan {
+		return 0, nil
+	}
+	if !lo.Valid { // nothing seen since: an impossible bound
+		return math.MaxInt64, nil
+	}
+	return lo.Int64, nil
+}
+
+// materialize loads what a hit shows for the final page of candidates, and
+// builds the snippets (only for these).
+func (s searcher) materialize(cands []candidate) ([]Hit, error) {
+	hits := make([]Hit, len(cands))
+	if len(cands) == 0 {
+		return hits, nil
+	}
+	idx := make(map[int64]int, len(cands))
+	ids := make([]int64, len(cands))
+	for i, c := range cands {
+		idx[c.id] = i
+		ids[i] = c.id
+		hits[i] = Hit{
+			BestRank: c.bestRank,
+			LastSeen: micros(c.lastSeen),
+			Score:    c.score,
+			Regions:  []string{},
+		}
+		if c.views.Valid {
+			v := c.views.Int64
+			hits[i].Views = &v
+		}
+	}
+	rows, err := s.stmt(s.st.videos).QueryContext(s.ctx, jsonIDs(ids))
+	if err != nil {
+		return nil, fmt.Errorf("store: search: %w", err)
+	}
+	found := 0
+	for rows.Next() {
+		var id, published int64
+		var videoID, title, tags, channel, desc string
+		if err := rows.Scan(&id, &videoID, &title, &tags, &channel, &desc, &published); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("store: search: %w", err)
+		}
+		h := &hits[idx[id]]
+		h.VideoID, h.Title, h.ChannelTitle = videoID, title, channel
+		h.PublishedAt = time.Unix(published, 0).UTC()
+		h.Snippet = snippet(s.pq, [...]string{desc, title, strings.ReplaceAll(tags, "\n", ", "), channel}, s.q.MarkOpen, s.q.MarkClose)
+		found++
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: search: %w", err)
+	}
+	if found != len(cands) { // cannot happen inside one snapshot
+		return nil, fmt.Errorf("store: search: %d of %d matched videos vanished", len(cands)-found, len(cands))
+	}
+
+	var regions any
+	if len(s.q.Regions) > 0 {
+		regions = jsonIDs(s.q.Regions)
+	}
+	rows, err = s.stmt(s.st.regions).QueryContext(s.ctx, jsonIDs(ids), regions)
+	if err != nil {
+		return nil, fmt.Errorf("store: search: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var region string
+		if err := rows.Scan(&id, &region); err != nil {
+			return nil, fmt.Errorf("store: search: %w", err)
+		}
+		h := &hits[idx[id]]
+		h.Regions = append(h.Regions, region)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: search: %w", err)
+	}
+	return hits, nil
+}
+
+func placeholders(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	return strings.Repeat("?,", n-1) + "?"
+}

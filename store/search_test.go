@@ -1,0 +1,342 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ytrend/ytrend/store"
+)
+
+// day is a fixture day; the fixture's newest sighting is t0+10 days.
+const day = 24 * time.Hour
+
+type sighting struct {
+	region string
+	rank   int
+	at     time.Duration // after t0
+}
+
+type fixtureVideo struct {
+	v     store.Video
+	seen  []sighting
+	query bool // found by a search page, never on a chart
+}
+
+var fixture = []fixtureVideo{
+	// English. "eclipse" is in four titles and one description.
+	{v: store.Video{ID: "en1", Title: "Solar eclipse live from Texas", Description: "Watch the moon cover the sun.",
+		ChannelID: "UCsky", ChannelTitle: "Sky News", Tags: []string{"astronomy"}, Views: i64(900_000)},
+		seen: []sighting{{"US", 1, 10 * day}}},
+	{v: store.Video{ID: "en2", Title: "Eclipse glasses review", Description: "Are cheap glasses safe?",
+		ChannelID: "UCgadget", ChannelTitle: "Gadget Lab", Tags: []string{"review"}, Views: i64(20_000)},
+		seen: []sighting{{"US", 150, 0}}},
+	{v: store.Video{ID: "en3", Title: "Morning news roundup", Description: "Traffic, weather and the eclipse tomorrow.",
+		ChannelID: "UCsky", ChannelTitle: "Sky News", Tags: []string{"news"}, Views: nil},
+		seen: []sighting{{"US", 1, 10 * day}}},
+	{v: store.Video{ID: "en4", Title: "Solar eclipse live from Texas", Description: "Watch the moon cover the sun.",
+		ChannelID: "UCskyarchive", ChannelTitle: "Sky News Archive", Tags: []string{"astronomy"}, Views: i64(5_000)},
+		seen: []sighting{{"US", 80, 3 * day}}},
+	{v: store.Video{ID: "s1", Title: "Eclipse photography tips", Description: "Lenses and filters.",
+		ChannelID: "UCphoto", ChannelTitle: "Photo School", Views: i64(100)},
+		seen: []sighting{{"US", 0, 10 * day}}, query: true},
+	// One video on three charts: one hit, three regions.
+	{v: store.Video{ID: "multi", Title: "World Cup final highlights", Description: "Goals and celebrations.",
+		ChannelID: "UCfifa", ChannelTitle: "FIFA", Views: i64(5_000_000)},
+		seen: []sighting{{"US", 5, 9 * day}, {"GB", 2, 9 * day}, {"BR", 1, 10 * day}}},
+	// German, French, Portuguese: accents fold.
+	{v: store.Video{ID: "de1", Title: "Nachrichten über München", Description: "Wetter und Verkehr in Bayern.",
+		ChannelID: "UCbr24", ChannelTitle: "BR24", Views: i64(40_000)},
+		seen: []sighting{{"DE", 3, 10 * day}}},
+	{v: store.Video{ID: "fr1", Title: "Météo à Paris : été caniculaire", Description: "Les prévisions de la semaine.",
+		ChannelID: "UCmeteo", ChannelTitle: "Météo France", Views: i64(70_000)},
+		seen: []sighting{{"FR", 4, 10 * day}}},
+	{v: store.Video{ID: "pt1", Title: "Notícias do futebol: São Paulo vence", Description: "Resumo da rodada.",
+		ChannelID: "UCglobo", ChannelTitle: "Globo Esporte", Views: i64(80_000)},
+		seen: []sighting{{"BR", 6, 10 * day}}},
+	// Hindi: vowel signs and viramas inside words.
+	{v: store.Video{ID: "hi1", Title: "क्रिकेट मैच हाइलाइट्स: भारत बनाम ऑस्ट्रेलिया", Description: "पूरा मैच देखें",
+		ChannelID: "UCsports", ChannelTitle: "स्पोर्ट्स तक", Views: i64(1_000_000)},
+		seen: []sighting{{"IN", 1, 10 * day}}},
+	{v: store.Video{ID: "hi2", Title: "क्रिकेट विश्व कप का इतिहास", Description: "A documentary",
+		ChannelID: "UChistory", ChannelTitle: "History India", Views: i64(30_000)},
+		seen: []sighting{{"IN", 30, 5 * day}}},
+	// Japanese: no spaces; found by any part of the title.
+	{v: store.Video{ID: "ja1", Title: "東京の天気予報", Description: "明日は晴れ",
+		ChannelID: "UCweather", ChannelTitle: "ウェザーニュース", Views: i64(60_000)},
+		seen: []sighting{{"JP", 2, 10 * day}}},
+	{v: store.Video{ID: "ja2", Title: "大阪グルメ旅", Description: "東京からの日帰り",
+		ChannelID: "UCtabi", ChannelTitle: "旅チャンネル", Views: i64(10_000)},
+		seen: []sighting{{"JP", 10, 10 * day}}},
+}
+
+// openFixture stores the fixture, one page per sighting.
+func openFixture(tb testing.TB) *store.DB {
+	tb.Helper()
+	db, _ := openDB(tb)
+	for _, f := range fixture {
+		for _, s := range f.seen {
+			at := t0.Add(s.at)
+			if f.query {
+				run := startRun(tb, db, s.region, at)
+				savePage(tb, db, store.Page{RunID: run, Region: s.region, FetchedAt: at, Kind: store.PageSearch, Videos: []store.Video{f.v}})
+				continue
+			}
+			saveChart(tb, db, s.region, at, s.rank, f.v)
+		}
+	}
+	return db
+}
+
+func search(tb testing.TB, db *store.DB, q store.Query) []store.Hit {
+	tb.Helper()
+	hits, err := db.Search(context.Background(), q)
+	if err != nil {
+		tb.Fatalf("Search(%+v): %v", q, err)
+	}
+	if hits == nil {
+		tb.Fatalf("Search(%+v): nil slice", q)
+	}
+	return hits
+}
+
+// Exact orderings. The comments give the reasoning from the formula in
+// rank.go: a title match weighs about twice a description match; among
+// equal text, the trend factor (1 + 0.5·fresh + 0.5·chart) decides.
+func TestSearchOrdering(t *testing.T) {
+	db := openFixture(t)
+	for _, tc := range []struct {
+		q    store.Query
+		want []string
+	}{
+		// en1: title, #1 today (×2.0). s1: shortest title match, seen today
+		// but never charted (×1.5). en4: en1's text, #80 a week ago
+		// (×1.34). en2: title, #150 ten days ago (×1.21). en3: today's #1,
+		// but only a description mention.
+		{store.Query{Text: "eclipse"}, []string{"en1", "s1", "en4", "en2", "en3"}},
+		{store.Query{Text: "ECLIPSE"}, []string{"en1", "s1", "en4", "en2", "en3"}},
+		// Both words must match; "solar" is only in en1/en4's titles.
+		{store.Query{Text: "solar eclipse"}, []string{"en1", "en4"}},
+		{store.Query{Text: `"eclipse live"`}, []string{"en1", "en4"}},
+		{store.Query{Text: `"live eclipse"`}, []string{}},
+		// Accents fold both ways.
+		{store.Query{Text: "uber munchen"}, []string{"de1"}},
+		{store.Query{Text: "Über MÜNCHEN"}, []string{"de1"}},
+		{store.Query{Text: "meteo ete"}, []string{"fr1"}},
+		{store.Query{Text: "previsions"}, []string{"fr1"}},
+		{store.Query{Text: "noticias futebol"}, []string{"pt1"}},
+		{store.Query{Text: `"sao paulo"`}, []string{"pt1"}},
+		{store.Query{Text: `"paulo sao"`}, []string{}},
+		// Hindi: whole words with their vowel signs; hi1 is today's #1,
+		// hi2 #30 five days ago.
+		{store.Query{Text: "क्रिकेट"}, []string{"hi1", "hi2"}},
+		{store.Query{Text: "भारत क्रिकेट"}, []string{"hi1"}},
+		{store.Query{Text: "मैच"}, []string{"hi1"}},
+		// Japanese: any part of a title.
+		{store.Query{Text: "東京"}, []string{"ja1"}},
+		{store.Query{Text: "天気"}, []string{"ja1"}},
+		{store.Query{Text: "天気予報"}, []string{"ja1"}},
+		{store.Query{Text: "東"}, []string{"ja1"}},
+		{store.Query{Text: "報"}, []string{"ja1"}},
+		{store.Query{Text: "グルメ"}, []string{"ja2"}},
+		{store.Query{Text: "東京 天気"}, []string{"ja1"}},
+		{store.Query{Text: "京都"}, []string{}},
+		// Channel titles are indexed too (weight 3).
+		{store.Query{Text: "gadget lab"}, []string{"en2"}},
+		{store.Query{Text: "nothingmatchesthis"}, []string{}},
+		{store.Query{Text: "eclipse", Limit: 2}, []string{"en1", "s1"}},
+		{store.Query{Text: "eclipse", Exhaustive: true}, []string{"en1", "s1", "en4", "en2", "en3"}},
+	} {
+		got := ids(search(t, db, tc.q))
+		if !equalStrings(got, tc.want) {
+			t.Errorf("Search(%q limit %d) = %v, want %v", tc.q.Text, tc.q.Limit, got, tc.want)
+		}
+	}
+}
+
+// CJK text outside titles is indexed as whole runs only (the bigram column
+// covers titles): 東京 inside ja2's description run 東京からの日帰り is not
+// found, the whole run is. Documented; this pins the boundary.
+func TestSearchCJKOutsideTitles(t *testing.T) {
+	db := openFixture(t)
+	if got := ids(search(t, db, store.Query{Text: "東京"})); !equalStrings(got, []string{"ja1"}) {
+		t.Errorf("東京: %v", got)
+	}
+	if got := ids(search(t, db, store.Query{Text: "東京からの日帰り"})); !equalStrings(got, []string{"ja2"}) {
+		t.Errorf("whole description run: %v", got)
+	}
+}
+
+func TestSearchHitFields(t *testing.T) {
+	db := openFixture(t)
+	hits := search(t, db, store.Query{Text: "world cup"})
+	if len(hits) != 1 {
+		t.Fatalf("world cup: %v", ids(hits))
+	}
+	h := hits[0]
+	want := store.Hit{VideoID: "multi", Title: "World Cup final highlights", ChannelTitle: "FIFA",
+		Regions: []string{"BR", "GB", "US"}, BestRank: 1, LastSeen: t0.Add(10 * day), Views: i64(5_000_000),
+		Snippet: "[World] [Cup] final highlights", PublishedAt: time.Time{}, Score: h.Score}
+	want.PublishedAt = h.PublishedAt
+	if !reflect.DeepEqual(h, want) {
+		t.Errorf("hit:\n got %+v\nwant %+v", h, want)
+	}
+	if h.Score <= 0 {
+		t.Errorf("score %v", h.Score)
+	}
+	// A search-page video: no region, no rank.
+	s1 := search(t, db, store.Query{Text: "photography"})
+	if len(s1) != 1 || len(s1[0].Regions) != 0 || s1[0].Regions == nil || s1[0].BestRank != 0 || !s1[0].LastSeen.Equal(t0.Add(10*day)) {
+		t.Errorf("search-page hit: %+v", s1)
+	}
+}
+
+func TestSearchFilters(t *testing.T) {
+	db := openFixture(t)
+	for _, tc := range []struct {
+		name string
+		q    store.Query
+		want []string
+	}{
+		{"region US", store.Query{Text: "eclipse", Regions: []string{"US"}}, []string{"en1", "en4", "en2", "en3"}},
+		{"region lower case", store.Query{Text: "eclipse", Regions: []string{"us"}}, []string{"en1", "en4", "en2", "en3"}},
+		{"region without match", store.Query{Text: "eclipse", Regions: []string{"JP"}}, []string{}},
+		{"two regions", store.Query{Text: "world cup", Regions: []string{"GB", "JP"}}, []string{"multi"}},
+		{"since", store.Query{Text: "eclipse", Since: t0.Add(5 * day)}, []string{"en1", "s1", "en3"}},
+		{"since, nothing that recent", store.Query{Text: "eclipse", Since: t0.Add(11 * day)}, []string{}},
+		{"since per region", store.Query{Text: "world cup", Regions: []string{"US"}, Since: t0.Add(9*day + time.Hour)}, []string{}},
+		{"since per region, BR", store.Query{Text: "world cup", Regions: []string{"BR"}, Since: t0.Add(9*day + time.Hour)}, []string{"multi"}},
+		{"channel substring", store.Query{Text: "eclipse", Channel: "sky news"}, []string{"en1", "en4", "en3"}},
+		{"channel case", store.Query{Text: "eclipse", Channel: "SKY NEWS ARCHIVE"}, []string{"en4"}},
+		{"channel id", store.Query{Text: "eclipse", Channel: "UCgadget"}, []string{"en2"}},
+		{"channel id is exact", store.Query{Text: "eclipse", Channel: "ucgadget"}, []string{}},
+		{"channel accents", store.Query{Text: "paris", Channel: "METEO"}, []string{"fr1"}},
+		{"channel Japanese", store.Query{Text: "東京", Channel: "ウェザー"}, []string{"ja1"}},
+		{"channel unknown", store.Query{Text: "eclipse", Channel: "nobody"}, []string{}},
+		{"all filters", store.Query{Text: "eclipse", Regions: []string{"US"}, Since: t0.Add(2 * day), Channel: "sky"}, []string{"en1", "en4", "en3"}},
+	} {
+		got := ids(search(t, db, tc.q))
+		if !equalStrings(got, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	// With a region filter a hit shows that region's rank and sighting only.
+	hits := search(t, db, store.Query{Text: "world cup", Regions: []string{"GB"}})
+	if len(hits) != 1 || !reflect.DeepEqual(hits[0].Regions, []string{"GB"}) || hits[0].BestRank != 2 || !hits[0].LastSeen.Equal(t0.Add(9*day)) {
+		t.Errorf("world cup in GB: %+v", hits)
+	}
+	hits = search(t, db, store.Query{Text: "world cup", Regions: []string{"US", "GB"}})
+	if len(hits) != 1 || !reflect.DeepEqual(hits[0].Regions, []string{"GB", "US"}) || hits[0].BestRank != 2 {
+		t.Errorf("world cup in US+GB: %+v", hits)
+	}
+}
+
+func TestSearchSortOrders(t *testing.T) {
+	db := openFixture(t)
+	for _, tc := range []struct {
+		sort store.SortOrder
+		want []string
+	}{
+		// Last seen today: en1, s1, en3 (ties by relevance); then en4 (day
+		// 3), en2 (day 0).
+		{store.SortRecent, []string{"en1", "s1", "en3", "en4", "en2"}},
+		// Views; en3 hides its count, so it comes last.
+		{store.SortViews, []string{"en1", "en2", "en4", "s1", "en3"}},
+		{store.SortRelevance, []string{"en1", "s1", "en4", "en2", "en3"}},
+	} {
+		got := ids(search(t, db, store.Query{Text: "eclipse", Sort: tc.sort}))
+		if !equalStrings(got, tc.want) {
+			t.Errorf("sort %s: %v, want %v", tc.sort, got, tc.want)
+		}
+	}
+	if _, err := db.Search(context.Background(), store.Query{Text: "eclipse", Sort: "alphabetical"}); err == nil {
+		t.Error("unknown sort order accepted")
+	}
+}
+
+func TestSearchSnippets(t *testing.T) {
+	db := openFixture(t)
+	for _, tc := range []struct {
+		q    store.Query
+		want map[string]string
+	}{
+		{store.Query{Text: "eclipse", MarkOpen: "<mark>", MarkClose: "</mark>"}, map[string]string{
+			// The description when it matches; the title otherwise.
+			"en3": "Traffic, weather and the <mark>eclipse</mark> tomorrow.",
+			"en1": "Solar <mark>eclipse</mark> live from Texas",
+		}},
+		{store.Query{Text: "cafe"}, map[string]string{}},
+		{store.Query{Text: "ete meteo"}, map[string]string{"fr1": "[Météo] à Paris : [été] caniculaire"}},
+		{store.Query{Text: "東京", MarkOpen: "\x1b[1m", MarkClose: "\x1b[0m"}, map[string]string{"ja1": "\x1b[1m東京\x1b[0mの天気予報"}},
+		{store.Query{Text: "क्रिकेट"}, map[string]string{"hi2": "[क्रिकेट] विश्व कप का इतिहास"}},
+		{store.Query{Text: "sky"}, map[string]string{"en3": "[Sky] News"}},
+	} {
+		hits := search(t, db, tc.q)
+		got := map[string]string{}
+		for _, h := range hits {
+			if _, ok := tc.want[h.VideoID]; ok {
+				got[h.VideoID] = h.Snippet
+			}
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("snippets for %q:\n got %q\nwant %q", tc.q.Text, got, tc.want)
+		}
+	}
+}
+
+// A long description is cut to a window around the matches.
+func TestSnippetWindow(t *testing.T) {
+	db, _ := openDB(t)
+	words := make([]string, 200)
+	for i := range words {
+		words[i] = fmt.Sprintf("w%d", i)
+	}
+	words[120] = "needle"
+	saveChart(t, db, "US", t0, 1, store.Video{ID: "long", Title: "Long one", Description: strings.Join(words, " ")})
+	hits := search(t, db, store.Query{Text: "needle"})
+	if len(hits) != 1 {
+		t.Fatal(ids(hits))
+	}
+	want := "…w117 w118 w119 [needle] w121 w122 w123 w124 w125 w126 w127 w128 w129 w130 w131 w132 w133 w134 w135 w136 w137 w138 w139 w140…"
+	if hits[0].Snippet != want {
+		t.Errorf("snippet\n got %q\nwant %q", hits[0].Snippet, want)
+	}
+}
+
+// Filters apply inside the candidate scan, before the cap: a filtered search
+// finds its matches however many newer unfiltered matches there are.
+func TestFiltersApplyBeforeCap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("stores 1,100 videos")
+	}
+	db, _ := openDB(t)
+	saveChart(t, db, "JP", t0, 1, store.Video{ID: "old-jp", Title: "common word", ChannelID: "UCrare", ChannelTitle: "Rare Channel"})
+	run := startRun(t, db, "US", t0.Add(day))
+	n := store.CandidateCap + 100
+	for p := 0; p*50 < n; p++ {
+		vs := make([]store.Video, 50)
+		for i := range vs {
+			vs[i] = store.Video{ID: fmt.Sprintf("us%d-%d", p, i), Title: "common word", ChannelID: "UCbusy", ChannelTitle: "Busy Channel"}
+		}
+		savePage(t, db, store.Page{RunID: run, Region: "US", FetchedAt: t0.Add(day + time.Duration(p)*time.Second), FirstRank: 1 + 50*p, Videos: vs})
+	}
+	for _, q := range []store.Query{
+		{Text: "common", Regions: []string{"JP"}},
+		{Text: "common", Channel: "rare"},
+		{Text: "common", Since: t0.Add(-time.Hour), Channel: "UCrare"},
+	} {
+		if got := ids(search(t, db, q)); !equalStrings(got, []string{"old-jp"}) {
+			t.Errorf("%+v: %v, want [old-jp]", q, got)
+		}
+	}
+	// Unfiltered, the capped search ranks only the newest CandidateCap
+	// matches (documented); Exhaustive ranks all of them.
+	all := search(t, db, store.Query{Text: "common", Limit: store.MaxLimit, Exhaustive: true})
+	capped := search(t, db, store.Query{Text: "common", Limit: store.MaxLimit})
+	if len(all) != store.MaxLimit || len(capped) != store.MaxLimit {
+		t.Errorf("%d exhaustive, %d capped hits", len(all), len(capped))
+	}
+}

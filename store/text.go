@@ -1,0 +1,363 @@
+package store
+
+//go:generate go run gen_fold.go
+
+import (
+	"encoding/binary"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// This file mirrors, in Go, what the FTS5 tokenizer does with text
+// (unicode61, remove_diacritics 2, categories 'L* N* Co M*'), so that the
+// store can count terms for ranking and highlight matches without asking
+// SQLite. fold_table.go is generated from FTS5 itself, and
+// TestTokenizerMatchesFTS5 checks the two agree.
+
+// isTokenRune reports whether r is part of a word for unicode61 with
+// categories 'L* N* Co M*'. (FTS5's older Unicode tables also treat code
+// points assigned since as word characters, some emoji among them; the Go
+// side calls those separators, which only means such symbols are not
+// searchable words.)
+func isTokenRune(r rune) bool {
+	if r < utf8.RuneSelf {
+		return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9'
+	}
+	if f, ok := foldTable[r]; ok && f == -2 {
+		return false
+	}
+	return unicode.In(r, unicode.L, unicode.N, unicode.M, unicode.Co)
+}
+
+// foldRune lower-cases r and removes Latin diacritics as unicode61 does; -1
+// means r is dropped from the token (a combining diacritic).
+func foldRune(r rune) rune {
+	if r < utf8.RuneSelf {
+		if 'A' <= r && r <= 'Z' {
+			return r + 'a' - 'A'
+		}
+		return r
+	}
+	if f, ok := foldTable[r]; ok {
+		return f
+	}
+	return unicode.ToLower(r)
+}
+
+// token is one word of a text: its folded form and where it is in the text.
+type token struct {
+	text       string // folded
+	start, end int    // byte offsets in the original text
+}
+
+// scanTokens calls fn for every token of s, as FTS5 tokenizes it, with its
+// byte offsets in s and its folded form (valid only during the call).
+func scanTokens(s string, fn func(start, end int, folded []byte)) {
+	var arr [64]byte
+	buf := arr[:0]
+	start := -1
+	flush := func(end int) {
+		if start >= 0 && len(buf) > 0 {
+			fn(start, end, buf)
+		}
+		buf = buf[:0]
+		start = -1
+	}
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case 'a' <= c && c <= 'z' || '0' <= c && c <= '9':
+			case 'A' <= c && c <= 'Z':
+				c += 'a' - 'A'
+			default:
+				flush(i)
+				i++
+				continue
+			}
+			if start < 0 {
+				start = i
+			}
+			buf = append(buf, c)
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if !isTokenRune(r) {
+			flush(i)
+			i += size
+			continue
+		}
+		if start < 0 {
+			start = i
+		}
+		if f := foldRune(r); f >= 0 {
+			buf = utf8.AppendRune(buf, f)
+		}
+		i += size
+	}
+	flush(len(s))
+}
+
+// tokenize splits s into folded tokens, as FTS5 indexes it.
+func tokenize(s string) []token {
+	var out []token
+	scanTokens(s, func(start, end int, folded []byte) {
+		out = append(out, token{text: string(folded), start: start, end: end})
+	})
+	return out
+}
+
+// countTokens is len(tokenize(s)) without building the tokens.
+func countTokens(s string) int {
+	n := 0
+	scanTokens(s, func(int, int, []byte) { n++ })
+	return n
+}
+
+// foldString folds s as a whole (case and diacritics) without splitting it;
+// channel filters compare folded titles by substring.
+func foldString(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		if f := foldRune(r); f >= 0 {
+			b.WriteRune(f)
+		}
+	}
+	return b.String()
+}
+
+// isGramRune reports whether r belongs to a script written without spaces
+// between words, where unicode61 would make a whole clause one token:
+// Chinese, Japanese, Korean, Thai, Lao, Khmer, Myanmar.
+func isGramRune(r rune) bool {
+	if r < 0x0E00 {
+		return false
+	}
+	switch r {
+	case 'ー', '々', 'ゝ', 'ゞ', 'ヽ', 'ヾ': // prolonged sound and iteration marks (script Common)
+		return true
+	}
+	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul,
+		unicode.Thai, unicode.Lao, unicode.Khmer, unicode.Myanmar)
+}
+
+// gramRuns returns the maximal runs of gram runes in s.
+func gramRuns(s string) []string {
+	var runs []string
+	start := -1
+	for i, r := range s {
+		if isGramRune(r) && isTokenRune(r) {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		if start >= 0 {
+			runs = append(runs, s[start:i])
+			start = -1
+		}
+	}
+	if start >= 0 {
+		runs = append(runs, s[start:])
+	}
+	return runs
+}
+
+// bigrams returns the overlapping two-rune grams of run ("東京の" -> 東京, 京の),
+// or the run itself when it is a single rune.
+func bigrams(run string) []string {
+	rs := []rune(run)
+	if len(rs) < 2 {
+		return []string{run}
+	}
+	out := make([]string, 0, len(rs)-1)
+	for i := 0; i+1 < len(rs); i++ {
+		out = append(out, string(rs[i:i+2]))
+	}
+	return out
+}
+
+// titleGrams is the indexed gram text of a title: for every CJK/Thai run, its
+// bigrams followed by its last rune alone, so that a one-rune query (as a
+// prefix) finds the rune wherever it is in the run. "" when the title has no
+// such run.
+//
+//	東京の天気 -> "東京 京の の天 天気 気"
+func titleGrams(title string) string {
+	var parts []string
+	for _, run := range gramRuns(title) {
+		rs := []rune(run)
+		if len(rs) == 1 {
+			parts = append(parts, run)
+			continue
+		}
+		parts = append(parts, bigrams(run)...)
+		parts = append(parts, string(rs[len(rs)-1]))
+	}
+	return strings.Join(parts, " ")
+}
+
+// termHash identifies a folded term in the per-video term blob (FNV-1a, 32
+// bits).
+func termHash(term string) uint32 {
+	h := uint32(2166136261)
+	for i := 0; i < len(term); i++ {
+		h ^= uint32(term[i])
+		h *= 16777619
+	}
+	return h
+}
+
+func termHashBytes(term []byte) uint32 {
+	h := uint32(2166136261)
+	for _, c := range term {
+		h ^= uint32(c)
+		h *= 16777619
+	}
+	return h
+}
+
+// Columns of video_fts, in order, and the bm25 weight of each. The ranker
+// (rank.go) and the 'rank' configuration in 0001_init.sql use the same weights.
+const (
+	colTitle = iota
+	colTags
+	colChannel
+	colDescription
+	colGrams
+	numCols
+)
+
+var columnWeights = [numCols]float64{10, 4, 3, 1, 10}
+
+// Facets are the filter tokens of a video's facets column: its channel and
+// every region it trended in. They begin with U+FDD0, a noncharacter that
+// FTS5 indexes as part of a word but that the Go tokenizer (so every plain
+// query) treats as a separator: no typed text can match a facet, and a
+// facet never matches a word of the text.
+const facetMark = "\uFDD0"
+
+// channelFacet is the facet of the channel with row id id in channels.
+func channelFacet(id int64) string { return facetMark + "c" + strconv.FormatInt(id, 10) }
+
+// regionFacet is the facet of a region code. Only ASCII letters and digits
+// are kept, so that a region typed on a command line can never carry FTS5
+// syntax into the MATCH expression.
+func regionFacet(region string) string {
+	var b strings.Builder
+	b.WriteString(facetMark + "r")
+	for i := 0; i < len(region); i++ {
+		switch c := region[i]; {
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
+			b.WriteByte(c)
+		case 'A' <= c && c <= 'Z':
+			b.WriteByte(c + 'a' - 'A')
+		}
+	}
+	return b.String()
+}
+
+// facetFilter is an FTS5 expression matching any of the facets.
+func facetFilter(facets []string) string {
+	return `facets : ("` + strings.Join(facets, `" OR "`) + `")`
+}
+
+// terms is a video's per-term counts in its short columns (title and its
+// grams, tags, channel title) plus the description's repeated terms. It is
+// what the ranker needs to compute bm25 for a candidate without FTS5's bm25(),
+// whose IDF pass reads every query term's whole doclist on every query.
+//
+// Encoding: a version byte (1), then 6 bytes per distinct term: its FNV-32a
+// hash (little endian), then four 4-bit counts capped at 15 — title (grams
+// included), tags, channel, description. A description count is stored only
+// when it is 2 or more; the ranker infers the rest (see rank.go).
+type terms []byte
+
+const termsVersion = 1
+
+type termCounts [4]uint8 // title, tags, channel, description
+
+// buildTerms tokenizes a video's indexed text. It returns the blob and the
+// document length in tokens over every indexed column (bm25's D).
+func buildTerms(title, tags, channel, description, grams string) (terms, int) {
+	counts := map[uint32]*termCounts{}
+	var order []uint32
+	add := func(text string, col int, includeCJKRunes bool) int {
+		n := 0
+		scanTokens(text, func(_, _ int, folded []byte) {
+			bump(counts, &order, termHashBytes(folded), col)
+			n++
+		})
+		if includeCJKRunes {
+			// Single runes of CJK runs, so that one-rune queries score as
+			// title matches too.
+			for _, run := range gramRuns(text) {
+				if len([]rune(run)) == 1 {
+					continue
+				}
+				for _, r := range run {
+					bump(counts, &order, termHash(string(r)), col)
+				}
+			}
+		}
+		return n
+	}
+	n := add(title, 0, true)
+	n += add(tags, 1, false)
+	n += add(channel, 2, false)
+	for _, g := range strings.Fields(grams) {
+		bump(counts, &order, termHash(g), 0)
+	}
+	n += countTokens(grams)
+	desc := map[uint32]int{}
+	scanTokens(description, func(_, _ int, folded []byte) {
+		desc[termHashBytes(folded)]++
+		n++
+	})
+	for h, c := range desc {
+		if c >= 2 {
+			if _, ok := counts[h]; !ok {
+				order = append(order, h)
+				counts[h] = &termCounts{}
+			}
+			counts[h][3] = uint8(min(c, 15))
+		}
+	}
+	b := make(terms, 1, 1+6*len(order))
+	b[0] = termsVersion
+	for _, h := range order {
+		c := counts[h]
+		b = binary.LittleEndian.AppendUint32(b, h)
+		b = append(b, c[0]<<4|c[1], c[2]<<4|c[3])
+	}
+	return b, n
+}
+
+func bump(counts map[uint32]*termCounts, order *[]uint32, h uint32, col int) {
+	c, ok := counts[h]
+	if !ok {
+		c = &termCounts{}
+		counts[h] = c
+		*order = append(*order, h)
+	}
+	if c[col] < 15 {
+		c[col]++
+	}
+}
+
+// lookup returns the counts of the term with hash h (zero if absent).
+func (t terms) lookup(h uint32) termCounts {
+	if len(t) < 1 || t[0] != termsVersion {
+		return termCounts{}
+	}
+	for i := 1; i+6 <= len(t); i += 6 {
+		if binary.LittleEndian.Uint32(t[i:]) == h {
+			return termCounts{t[i+4] >> 4, t[i+4] & 15, t[i+5] >> 4, t[i+5] & 15}
+		}
+	}
+	return termCounts{}
+}

@@ -1,0 +1,140 @@
+package store
+
+import "time"
+
+// Video is one video's latest metadata as the API returned it.
+type Video struct {
+	ID           string
+	Title        string
+	Description  string
+	ChannelID    string
+	ChannelTitle string
+	Tags         []string
+	CategoryID   string
+	PublishedAt  time.Time
+	Duration     time.Duration
+
+	DefaultLanguage string
+	ThumbnailURL    string
+
+	// Statistics. nil means the owner hid the count, which is not the same
+	// as 0 and is stored as NULL.
+	Views, Likes, Comments *int64
+}
+
+// PageKind says what a fetched page was.
+type PageKind string
+
+const (
+	// PageChart is a page of a region's trending chart: each video gets a
+	// snapshot recording its rank.
+	PageChart PageKind = "chart"
+	// PageSearch is a page of search results: videos are upserted, but no
+	// trending snapshot is recorded.
+	PageSearch PageKind = "search"
+)
+
+// Page is one fetched page of up to 50 videos, saved in one transaction.
+type Page struct {
+	RunID     int64
+	Region    string
+	FetchedAt time.Time
+	Kind      PageKind
+	// FirstRank is the chart rank (1-based) of Videos[0]; Videos[i] has
+	// rank FirstRank+i. Ignored for search pages.
+	FirstRank int
+	Videos    []Video
+	// Units is the run's cumulative quota units reserved so far; it replaces
+	// the run's units counter (it is progress, not a delta).
+	Units int64
+}
+
+// PageResult counts what SavePage did with a page's videos.
+type PageResult struct {
+	New       int // first time in the archive
+	Updated   int // seen before, indexed text (title, description, channel title, tags) changed
+	Unchanged int // seen before, same indexed text: statistics and sightings changed (a first sighting in a new region re-indexes its region facet)
+}
+
+// VideoStats is where and when a video trended.
+type VideoStats struct {
+	FirstSeen time.Time    `json:"first_seen"`
+	LastSeen  time.Time    `json:"last_seen"`
+	Regions   []RegionStat `json:"regions"` // ordered by region code
+}
+
+// RegionStat is one video's trending history in one region.
+type RegionStat struct {
+	Region    string    `json:"region"`
+	BestRank  int       `json:"best_rank"`
+	LastRank  int       `json:"last_rank"`
+	LastSeen  time.Time `json:"last_seen"`
+	Snapshots int       `json:"snapshots"`
+}
+
+// Counts summarises the archive.
+type Counts struct {
+	Videos    int64 `json:"videos"`
+	Snapshots int64 `json:"snapshots"`
+	Runs      int64 `json:"runs"`
+	Bytes     int64 `json:"bytes"` // database file plus its WAL
+}
+
+// Trigger says what started a run.
+type Trigger string
+
+const (
+	TriggerSchedule Trigger = "schedule"
+	TriggerCLI      Trigger = "cli"
+)
+
+// RunStatus is a run's state.
+type RunStatus string
+
+const (
+	StatusRunning      RunStatus = "running"
+	StatusOK           RunStatus = "ok"
+	StatusStoppedQuota RunStatus = "stopped_quota"
+	StatusFailed       RunStatus = "failed"
+	StatusInterrupted  RunStatus = "interrupted"
+)
+
+// Run is one fetch of one region's chart.
+type Run struct {
+	ID         int64     `json:"id"`
+	Region     string    `json:"region"`
+	Trigger    Trigger   `json:"trigger"`
+	Owner      string    `json:"owner"` // host:pid of the process that ran it
+	StartedAt  time.Time `json:"started_at"`
+	FinishedAt time.Time `json:"finished_at"` // zero while running
+	Status     RunStatus `json:"status"`
+
+	Pages         int   `json:"pages"`
+	Videos        int   `json:"videos"`
+	NewVideos     int   `json:"new_videos"`
+	UpdatedVideos int   `json:"updated_videos"`
+	Units         int64 `json:"units"` // quota units reserved by the run
+
+	RefusedBy string    `json:"refused_by"` // the quota limit that stopped the run, if any
+	RetryAt   time.Time `json:"retry_at"`   // when that limit admits again; zero if none
+	Error     string    `json:"error"`
+}
+
+// RunEnd is how a run finished.
+type RunEnd struct {
+	Status RunStatus
+	At     time.Time
+	// Units is the total reserved by the run, including calls that
+	// produced no page; it replaces the progress counter.
+	Units     int64
+	RefusedBy string
+	RetryAt   time.Time
+	Error     string
+}
+
+// RunFilter selects runs; zero fields select everything.
+type RunFilter struct {
+	Region string
+	Limit  int // default 20
+	Status RunStatus
+}
