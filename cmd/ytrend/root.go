@@ -77,7 +77,7 @@ archive with a full-text index that "ytrend search" queries at zero quota.`,
 	root.SetOut(c.stdout)
 	root.SetErr(c.stderr)
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
-		return usageError{fmt.Errorf("%w\nSee '%s --help'.", err, cmd.CommandPath())}
+		return usageError{fmt.Errorf("%w (see '%s --help')", err, cmd.CommandPath())}
 	})
 
 	pf := root.PersistentFlags()
@@ -104,7 +104,10 @@ func envOr(c *cli, key, def string) string {
 // subcommands lists the constructors of every command other than version.
 // Each lives in its own file.
 func (c *cli) subcommands() []func() *cobra.Command {
-	return []func() *cobra.Command{}
+	return []func() *cobra.Command{
+		c.runCmd, c.fetchCmd, c.searchCmd, c.runsCmd, c.quotaCmd,
+		c.scheduleCmd, c.migrateCmd, c.simulateCmd,
+	}
 }
 
 func (c *cli) versionCmd() *cobra.Command {

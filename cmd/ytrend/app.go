@@ -1,0 +1,183 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/spf13/cobra"
+
+	"github.com/ytrend/ytrend/config"
+	"github.com/ytrend/ytrend/quota"
+	"github.com/ytrend/ytrend/store"
+)
+
+// loadConfig applies, in order: defaults, the config file, the environment,
+// then the global flags that were set. The file is required only when the
+// user named it (flag or YTREND_CONFIG); otherwise a missing ./schedule.yaml
+// means "defaults".
+func (c *cli) loadConfig(cmd *cobra.Command) (*config.Config, error) {
+	_, envSet := c.lookupEnv("YTREND_CONFIG")
+	required := envSet || cmd.Flags().Changed("config")
+	cfg, err := config.Load(c.configPath, required)
+	if err != nil {
+		return nil, err
+	}
+	cfg.ApplyEnv(config.Env(c.lookupEnv))
+	if f := cmd.Flags().Lookup("redis"); f != nil && f.Changed {
+		cfg.Redis.URL = c.redisURL
+	}
+	if f := cmd.Flags().Lookup("db"); f != nil && f.Changed {
+		cfg.Store.Path = c.dbPath
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// newLogger builds the process's one slog handler.
+func (c *cli) newLogger() (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(c.logLevel)); err != nil {
+		return nil, usageError{fmt.Errorf("--log-level %q: allowed debug, info, warn, error", c.logLevel)}
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	switch c.logFormat {
+	case "text":
+		return slog.New(slog.NewTextHandler(c.stderr, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(c.stderr, opts)), nil
+	default:
+		return nil, usageError{fmt.Errorf("--log-format %q: allowed text, json", c.logFormat)}
+	}
+}
+
+// ledgerTimeout is the least time a budget call on the embedded ledger may
+// wait for the archive's write lock.
+const ledgerTimeout = 5 * time.Second
+
+// app is what the commands that touch the archive or the budget share.
+type app struct {
+	cfg     *config.Config
+	log     *slog.Logger
+	db      *store.DB
+	limiter *quota.Limiter
+	rdb     *redis.Client
+}
+
+type openOpts struct {
+	limiter  bool
+	observer func(quota.Result)
+}
+
+// open opens the archive and, if asked, the budget: Redis when a URL is
+// configured, else the embedded ledger in the archive.
+func (c *cli) open(cmd *cobra.Command, o openOpts) (*app, error) {
+	cfg, err := c.loadConfig(cmd)
+	if err != nil {
+		return nil, err
+	}
+	log, err := c.newLogger()
+	if err != nil {
+		return nil, err
+	}
+	a := &app{cfg: cfg, log: log}
+	ctx := cmd.Context()
+	if dir := filepath.Dir(cfg.Store.Path); dir != "." {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("create archive directory: %w", err)
+		}
+	}
+	a.db, err = store.Open(ctx, cfg.Store.Path)
+	if err != nil {
+		return nil, err
+	}
+	if !o.limiter {
+		return a, nil
+	}
+	var backend quota.Backend
+	if cfg.Redis.URL == "" {
+		backend = quota.NewLedger(a.db.Writer())
+	} else {
+		opt, err := redis.ParseURL(cfg.Redis.URL)
+		if err != nil {
+			a.close()
+			return nil, fmt.Errorf("redis URL: %v", redactErr(err, cfg.Redis.URL))
+		}
+		timeout := max(cfg.Redis.Timeout.D(), 50*time.Millisecond)
+		opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = timeout, timeout, timeout
+		opt.ContextTimeoutEnabled = true
+		opt.MaxRetries = 1
+		a.rdb = redis.NewClient(opt)
+		backend = quota.NewRedis(a.rdb)
+	}
+	lopts := []quota.Option{quota.WithLogger(log), quota.WithJournal(a.db.Writer())}
+	if o.observer != nil {
+		lopts = append(lopts, quota.WithObserver(o.observer))
+	}
+	qcfg := cfg.QuotaConfig()
+	if cfg.Redis.URL == "" {
+		// The embedded ledger is local: waiting means another process is
+		// writing a page, not an outage, so it gets the archive's lock wait
+		// before the failure policy applies.
+		qcfg.Timeout = max(qcfg.Timeout, ledgerTimeout)
+	}
+	a.limiter, err = quota.New(qcfg, backend, lopts...)
+	if err != nil {
+		a.close()
+		return nil, err
+	}
+	return a, nil
+}
+
+func (a *app) close() {
+	if a.rdb != nil {
+		a.rdb.Close()
+	}
+	if a.db != nil {
+		a.db.Close()
+	}
+}
+
+// ready reports whether the archive and the budget backend answer.
+func (a *app) ready(ctx context.Context) error {
+	if err := a.db.Ping(ctx); err != nil {
+		return err
+	}
+	if a.limiter != nil {
+		if err := a.limiter.Ping(ctx); err != nil {
+			return fmt.Errorf("quota backend: %w", err)
+		}
+	}
+	return nil
+}
+
+// redactErr hides the password of a Redis URL inside an error's text.
+func redactErr(err error, secret string) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	if i := strings.Index(secret, "@"); i > 0 {
+		msg = strings.ReplaceAll(msg, secret[:i], "redis://***")
+	}
+	return errors.New(msg)
+}
+
+// isTerminal reports whether w is a terminal, for bold highlights and bars.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

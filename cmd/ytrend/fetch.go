@@ -1,0 +1,239 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ytrend/ytrend/config"
+	"github.com/ytrend/ytrend/ingest"
+	"github.com/ytrend/ytrend/regions"
+	"github.com/ytrend/ytrend/store"
+)
+
+func (c *cli) fetchCmd() *cobra.Command {
+	var (
+		pages    int
+		asJSON   bool
+		noSearch bool
+	)
+	cmd := &cobra.Command{
+		Use:   "fetch REGION...",
+		Short: "Fetch regions' trending charts now, through the shared budget",
+		Long: `Fetch runs the same region fetch the scheduler runs, through the same shared
+budget, and records it as a run with trigger "cli". Progress goes to stderr,
+one line per stored page; a summary follows.
+
+Exit status: 0 every region ok; 75 (EX_TEMPFAIL) a region stopped because the
+budget refused (try again after the retry-after it prints); 1 errors.`,
+		Example: "  ytrend fetch US GB\n  ytrend fetch IN --pages 1 --json",
+		Args:    cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			codes, err := parseRegions(args)
+			if err != nil {
+				return usageError{err}
+			}
+			if cmd.Flags().Changed("pages") && (pages < 1 || pages > config.MaxPages) {
+				return usageError{fmt.Errorf("--pages %d: allowed 1-%d (the chart holds at most 200 videos, 50 a page)", pages, config.MaxPages)}
+			}
+			a, err := c.open(cmd, openOpts{limiter: true})
+			if err != nil {
+				return err
+			}
+			defer a.close()
+			key, err := a.cfg.APIKey(config.Env(c.lookupEnv))
+			if err != nil {
+				return err
+			}
+			stop := newStopper(cmd.Context(), c.stderr)
+			defer stop.close()
+			f, err := ingest.New(stop.ctx, a.limiter, a.db, fetcherOptions(a.cfg, key, a.log))
+			if err != nil {
+				return err
+			}
+			var reports []ingest.Report
+			for _, code := range codes {
+				job := jobFor(a.cfg.Region(code), store.TriggerCLI, stop.Soft())
+				if cmd.Flags().Changed("pages") {
+					job.Pages = pages
+				}
+				if noSearch {
+					job.Searches = nil
+				}
+				job.Progress = func(p ingest.Progress) { printProgress(c.stderr, p, job.Pages) }
+				rep := f.Fetch(stop.ctx, job)
+				reports = append(reports, rep)
+				if rep.Status == store.StatusInterrupted {
+					break
+				}
+			}
+			if asJSON {
+				if err := writeJSON(c.stdout, reportsJSON(reports)); err != nil {
+					return err
+				}
+			} else {
+				printSummary(c.stdout, reports)
+			}
+			return exitFor(reports)
+		},
+	}
+	cmd.Flags().IntVar(&pages, "pages", config.DefaultPages, "chart pages of 50 videos per region (1-4; default: the region's entry in the config)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary as JSON on stdout")
+	cmd.Flags().BoolVar(&noSearch, "no-search", false, "skip the region's configured search.list queries")
+	return cmd
+}
+
+func parseRegions(args []string) ([]regions.Code, error) {
+	var codes []regions.Code
+	seen := map[regions.Code]bool{}
+	var problems []string
+	for _, a := range args {
+		for _, part := range strings.Split(a, ",") {
+			if strings.TrimSpace(part) == "" {
+				continue
+			}
+			code, err := regions.Parse(part)
+			if err != nil {
+				problems = append(problems, err.Error())
+				continue
+			}
+			if !seen[code] {
+				seen[code] = true
+				codes = append(codes, code)
+			}
+		}
+	}
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("%s", strings.Join(problems, "; "))
+	}
+	if len(codes) == 0 {
+		return nil, fmt.Errorf("no region given; e.g. ytrend fetch US")
+	}
+	return codes, nil
+}
+
+// jobFor turns a configured region into a fetch.
+func jobFor(r config.Region, trigger store.Trigger, stop <-chan struct{}) ingest.Job {
+	job := ingest.Job{
+		Region: regions.Code(r.Code), Pages: r.Pages, Category: r.Category,
+		Trigger: trigger, Stop: stop,
+	}
+	for _, s := range r.Searches {
+		job.Searches = append(job.Searches, ingest.Search{Q: s.Q, Order: s.Order, PublishedWithin: s.PublishedWithin.D(), Pages: s.Pages})
+	}
+	return job
+}
+
+func fetcherOptions(cfg *config.Config, key string, log *slog.Logger) ingest.Options {
+	return ingest.Options{
+		Endpoint: cfg.YouTube.Endpoint, APIKey: key,
+		Timeout: cfg.YouTube.Timeout.D(), Retries: cfg.YouTube.Retries,
+		Backoff: cfg.YouTube.Backoff.D(), MaxBackoff: cfg.YouTube.MaxBackoff.D(),
+		Logger: log,
+	}
+}
+
+func printProgress(w io.Writer, p ingest.Progress, pages int) {
+	kind := "page"
+	if p.Kind == store.PageSearch {
+		kind = "search page"
+	}
+	total := ""
+	if p.Kind == store.PageChart {
+		total = fmt.Sprintf("/%d", pages)
+	}
+	fmt.Fprintf(w, "%s %s %d%s: %d videos (%d new, %d updated), %d units so far, %d remaining\n",
+		p.Region, kind, p.Page, total, p.Videos, p.New, p.Updated, p.Units, p.Remaining)
+}
+
+func printSummary(w io.Writer, reports []ingest.Report) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "REGION\tSTATUS\tPAGES\tVIDEOS\tNEW\tUPDATED\tUNITS\tDETAIL")
+	for _, r := range reports {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", r.Region, r.Status, r.Pages, r.Videos, r.New, r.Updated, r.Units, detail(r))
+	}
+	tw.Flush()
+}
+
+func detail(r ingest.Report) string {
+	switch r.Status {
+	case store.StatusOK:
+		return ""
+	case store.StatusStoppedQuota:
+		return fmt.Sprintf("refused by %s; quota frees up at %s (in %s)", r.RefusedBy,
+			r.RetryAt.Format(time.RFC3339), config.FormatDuration(time.Until(r.RetryAt).Round(time.Second)))
+	default:
+		if r.Err != nil {
+			return r.Err.Error()
+		}
+		return ""
+	}
+}
+
+type reportJSON struct {
+	Region            string  `json:"region"`
+	RunID             int64   `json:"run_id"`
+	Status            string  `json:"status"`
+	Pages             int     `json:"pages"`
+	Videos            int     `json:"videos"`
+	New               int     `json:"new"`
+	Updated           int     `json:"updated"`
+	Unchanged         int     `json:"unchanged"`
+	Units             int64   `json:"units"`
+	RefusedBy         string  `json:"refused_by,omitempty"`
+	RetryAt           string  `json:"retry_at,omitempty"`
+	RetryAfterSeconds float64 `json:"retry_after_seconds,omitempty"`
+	Error             string  `json:"error,omitempty"`
+	DurationSeconds   float64 `json:"duration_seconds"`
+}
+
+func reportsJSON(reports []ingest.Report) []reportJSON {
+	out := make([]reportJSON, 0, len(reports))
+	for _, r := range reports {
+		j := reportJSON{
+			Region: r.Region.String(), RunID: r.RunID, Status: string(r.Status), Pages: r.Pages, Videos: r.Videos,
+			New: r.New, Updated: r.Updated, Unchanged: r.Unchanged, Units: r.Units, RefusedBy: r.RefusedBy,
+			DurationSeconds: r.Duration().Seconds(),
+		}
+		if !r.RetryAt.IsZero() {
+			j.RetryAt = r.RetryAt.Format(time.RFC3339)
+			j.RetryAfterSeconds = max(0, time.Until(r.RetryAt).Seconds())
+		}
+		if r.Err != nil && r.Status != store.StatusOK {
+			j.Error = r.Err.Error()
+		}
+		out = append(out, j)
+	}
+	return out
+}
+
+// exitFor maps run outcomes to the exit status: errors beat quota stops.
+func exitFor(reports []ingest.Report) error {
+	code := exitOK
+	for _, r := range reports {
+		switch r.Status {
+		case store.StatusFailed, store.StatusInterrupted:
+			code = exitError
+		case store.StatusStoppedQuota:
+			if code == exitOK {
+				code = exitTempFail
+			}
+		}
+	}
+	if code == exitOK {
+		return nil
+	}
+	return withCode(code, nil)
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

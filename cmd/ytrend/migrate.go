@@ -1,0 +1,73 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ytrend/ytrend/migrations"
+	"github.com/ytrend/ytrend/store"
+)
+
+func (c *cli) migrateCmd() *cobra.Command {
+	var status bool
+	cmd := &cobra.Command{
+		Use:   "migrate",
+		Short: "Apply pending schema migrations to the archive (or list them with --status)",
+		Long: `Migrate applies the schema migrations built into this binary, each in one
+transaction. Every other command does this automatically on open; migrate is
+for doing it ahead of a deploy, and --status shows applied and pending ones.
+A database migrated by a newer ytrend is refused and left untouched.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := c.loadConfig(cmd)
+			if err != nil {
+				return err
+			}
+			path := cfg.Store.Path
+			if status {
+				if _, err := os.Stat(path); err != nil {
+					return fmt.Errorf("archive %s: %w", path, err)
+				}
+				db, err := store.Open(cmd.Context(), path, store.WithoutMigrate())
+				if err != nil {
+					return err
+				}
+				defer db.Close()
+				st, err := store.Status(cmd.Context(), db.Reader(), migrations.FS)
+				if err != nil {
+					return err
+				}
+				tw := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
+				fmt.Fprintln(tw, "VERSION\tNAME\tSTATE")
+				for _, m := range st.Applied {
+					fmt.Fprintf(tw, "%d\t%s\tapplied %s\n", m.Version, m.Name, m.AppliedAt.UTC().Format(time.RFC3339))
+				}
+				for _, m := range st.Pending {
+					fmt.Fprintf(tw, "%d\t%s\tpending\n", m.Version, m.Name)
+				}
+				return tw.Flush()
+			}
+			db, err := store.Open(cmd.Context(), path, store.WithoutMigrate())
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			applied, err := store.Migrate(cmd.Context(), db.Writer(), migrations.FS)
+			if err != nil {
+				return err
+			}
+			if len(applied) == 0 {
+				fmt.Fprintf(c.stdout, "%s: schema up to date\n", path)
+				return nil
+			}
+			fmt.Fprintf(c.stdout, "%s: applied migrations %v\n", path, applied)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&status, "status", false, "list applied and pending migrations without applying")
+	return cmd
+}

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ytrend/ytrend/config"
+	"github.com/ytrend/ytrend/ingest"
+	"github.com/ytrend/ytrend/metrics"
+	"github.com/ytrend/ytrend/quota"
+	"github.com/ytrend/ytrend/scheduler"
+	"github.com/ytrend/ytrend/store"
+)
+
+func (c *cli) runCmd() *cobra.Command {
+	var (
+		once    bool
+		stagger bool
+		listen  string
+	)
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run the scheduler: fetch every region on its staggered schedule",
+		Long: `Run fires each region's fetch on its cron schedule (schedule.yaml), reserving
+every call from the shared budget. A refused fetch ends as stopped_quota and
+the region's next tick tries again; other regions keep their schedule.
+
+SIGINT/SIGTERM stop firing and let in-flight pages finish and be stored, up to
+scheduler.shutdown_timeout (default 20s); a second signal stops at once.
+
+With --once every region is fetched once, in stagger order, and the exit
+status is that of "ytrend fetch": 0 ok, 75 a region stopped on quota, 1 errors.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var m *metrics.Metrics
+			var observe func(quota.Result)
+			if listen != "" {
+				// The collectors need the limiter, which needs the observer:
+				// build the metrics first and hand the budget over below.
+				m = metrics.New(nil)
+				observe = m.ObserveReservation
+			}
+			a, err := c.open(cmd, openOpts{limiter: true, observer: observe})
+			if err != nil {
+				return err
+			}
+			defer a.close()
+			if m != nil {
+				m.WatchBudget(a.limiter)
+			}
+			key, err := a.cfg.APIKey(config.Env(c.lookupEnv))
+			if err != nil {
+				return err
+			}
+			jobs, err := a.cfg.Jobs()
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			if n, err := a.db.MarkInterrupted(ctx, time.Now()); err != nil {
+				return err
+			} else if n > 0 {
+				a.log.Warn("runs left running by a crashed process marked interrupted", "runs", n)
+			}
+
+			opts := fetcherOptions(a.cfg, key, a.log)
+			var mu sync.Mutex
+			var reports []ingest.Report
+			opts.Observe = func(rep ingest.Report) {
+				if m != nil {
+					m.ObserveRun(rep)
+				}
+				mu.Lock()
+				reports = append(reports, rep)
+				mu.Unlock()
+			}
+			f, err := ingest.New(ctx, a.limiter, a.db, opts)
+			if err != nil {
+				return err
+			}
+			sched := scheduler.New(jobs, func(ctx context.Context, job config.Job, stop <-chan struct{}) {
+				f.Fetch(ctx, jobFor(a.cfg.Region(job.Region), store.TriggerSchedule, stop))
+			}, a.log)
+
+			if listen != "" {
+				srv, addr, err := serveMetrics(listen, m.Handler(a.ready))
+				if err != nil {
+					return err
+				}
+				defer srv.Close()
+				a.log.Info("serving /metrics, /livez, /readyz", "addr", addr)
+			}
+
+			sigs := make(chan os.Signal, 2)
+			signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+			defer signal.Stop(sigs)
+
+			finished := make(chan struct{})
+			if once {
+				go func() {
+					defer close(finished)
+					sched.RunOnce(stagger)
+				}()
+			} else {
+				sched.Start()
+				a.log.Info("scheduler started", "regions", len(jobs), "credential", a.cfg.Credential, "budget", budgetName(a))
+				for _, fire := range sched.Next() {
+					a.log.Info("next run", "region", fire.Region, "at", fire.At.Format(time.RFC3339))
+				}
+			}
+
+			select {
+			case <-finished:
+			case sig := <-sigs:
+				a.log.Info("shutting down: letting in-flight pages finish", "signal", sig.String(),
+					"deadline", a.cfg.Scheduler.ShutdownTimeout.String())
+				sctx, cancel := context.WithTimeout(context.Background(), a.cfg.Scheduler.ShutdownTimeout.D())
+				done := make(chan error, 1)
+				go func() { done <- sched.Shutdown(sctx, 5*time.Second) }()
+				select {
+				case err := <-done:
+					if err != nil {
+						a.log.Warn("shutdown", "err", err)
+					}
+				case sig := <-sigs:
+					a.log.Warn("second signal: stopping now", "signal", sig.String())
+					sched.Kill()
+					select {
+					case <-done:
+					case <-time.After(2 * time.Second):
+					}
+				}
+				cancel()
+				if once {
+					<-finished
+				}
+			}
+			if once {
+				mu.Lock()
+				defer mu.Unlock()
+				return exitFor(reports)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&once, "once", false, "fetch every region once, in stagger order, then exit")
+	cmd.Flags().BoolVar(&stagger, "stagger", false, "with --once: wait each region's offset instead of running them back to back")
+	cmd.Flags().StringVar(&listen, "listen", "", "serve /metrics, /livez and /readyz on this address (e.g. 127.0.0.1:9108)")
+	return cmd
+}
+
+func budgetName(a *app) string {
+	if a.rdb != nil {
+		return "redis"
+	}
+	return "embedded ledger"
+}
+
+// serveMetrics listens on addr and serves h in the background.
+func serveMetrics(addr string, h http.Handler) (*http.Server, string, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, "", fmt.Errorf("--listen %s: %w", addr, err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			fmt.Fprintln(os.Stderr, "ytrend: metrics server:", err)
+		}
+	}()
+	return srv, ln.Addr().String(), nil
+}

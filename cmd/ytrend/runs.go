@@ -1,0 +1,128 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ytrend/ytrend/config"
+	"github.com/ytrend/ytrend/store"
+)
+
+func (c *cli) runsCmd() *cobra.Command {
+	var (
+		region string
+		limit  int
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "runs",
+		Short: "List recent fetch runs",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			f := store.RunFilter{Limit: limit}
+			if region != "" {
+				codes, err := parseRegions([]string{region})
+				if err != nil || len(codes) != 1 {
+					return usageError{fmt.Errorf("--region: %v", err)}
+				}
+				f.Region = codes[0].String()
+			}
+			if limit < 1 {
+				return usageError{fmt.Errorf("--limit %d: must be at least 1", limit)}
+			}
+			a, err := c.open(cmd, openOpts{})
+			if err != nil {
+				return err
+			}
+			defer a.close()
+			runs, err := a.db.Runs(cmd.Context(), f)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(c.stdout, runsJSON(runs))
+			}
+			printRuns(c.stdout, runs, time.Now())
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&region, "region", "", "only this region")
+	cmd.Flags().IntVar(&limit, "limit", 20, "number of runs")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+type runJSON struct {
+	ID              int64   `json:"id"`
+	Region          string  `json:"region"`
+	Trigger         string  `json:"trigger"`
+	StartedAt       string  `json:"started_at"`
+	FinishedAt      string  `json:"finished_at,omitempty"`
+	DurationSeconds float64 `json:"duration_seconds"`
+	Status          string  `json:"status"`
+	Pages           int     `json:"pages"`
+	Videos          int     `json:"videos"`
+	NewVideos       int     `json:"new_videos"`
+	UpdatedVideos   int     `json:"updated_videos"`
+	Units           int64   `json:"units"`
+	RefusedBy       string  `json:"refused_by,omitempty"`
+	RetryAt         string  `json:"retry_at,omitempty"`
+	Error           string  `json:"error,omitempty"`
+}
+
+func runsJSON(runs []store.Run) []runJSON {
+	out := make([]runJSON, 0, len(runs))
+	for _, r := range runs {
+		j := runJSON{
+			ID: r.ID, Region: r.Region, Trigger: string(r.Trigger), StartedAt: r.StartedAt.UTC().Format(time.RFC3339),
+			Status: string(r.Status), Pages: r.Pages, Videos: r.Videos, NewVideos: r.NewVideos,
+			UpdatedVideos: r.UpdatedVideos, Units: r.Units, RefusedBy: r.RefusedBy, Error: r.Error,
+		}
+		if !r.FinishedAt.IsZero() {
+			j.FinishedAt = r.FinishedAt.UTC().Format(time.RFC3339)
+			j.DurationSeconds = r.FinishedAt.Sub(r.StartedAt).Seconds()
+		}
+		if !r.RetryAt.IsZero() {
+			j.RetryAt = r.RetryAt.UTC().Format(time.RFC3339)
+		}
+		out = append(out, j)
+	}
+	return out
+}
+
+func printRuns(w io.Writer, runs []store.Run, now time.Time) {
+	if len(runs) == 0 {
+		fmt.Fprintln(w, "no runs yet")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tREGION\tTRIGGER\tSTARTED\tDURATION\tPAGES\tVIDEOS\tUNITS\tSTATUS\tDETAIL")
+	for _, r := range runs {
+		dur := "running"
+		if !r.FinishedAt.IsZero() {
+			dur = r.FinishedAt.Sub(r.StartedAt).Round(time.Millisecond).String()
+		}
+		d := r.Error
+		if r.Status == store.StatusStoppedQuota {
+			d = fmt.Sprintf("refused by %s; retry at %s", r.RefusedBy, r.RetryAt.UTC().Format(time.RFC3339))
+			if r.RetryAt.After(now) {
+				d += " (in " + config.FormatDuration(r.RetryAt.Sub(now).Round(time.Second)) + ")"
+			}
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", r.ID, r.Region, r.Trigger,
+			r.StartedAt.UTC().Format("2006-01-02 15:04:05"), dur, r.Pages, r.Videos, r.Units, r.Status, truncate(d, 80))
+	}
+	tw.Flush()
+}
+
+func truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}

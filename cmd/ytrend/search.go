@@ -1,0 +1,200 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ytrend/ytrend/config"
+	"github.com/ytrend/ytrend/store"
+)
+
+// Highlight markers: ANSI bold on a terminal, HTML-style marks in JSON.
+const (
+	boldOn   = "\x1b[1m"
+	boldOff  = "\x1b[0m"
+	markOpen = "<mark>"
+	markEnd  = "</mark>"
+)
+
+func (c *cli) searchCmd() *cobra.Command {
+	var (
+		regionArgs []string
+		since      string
+		channel    string
+		sort       string
+		limit      int
+		asJSON     bool
+		raw        bool
+	)
+	cmd := &cobra.Command{
+		Use:   "search QUERY",
+		Short: "Search the local archive (no API quota spent)",
+		Long: `Search answers from the local archive's full-text index at zero quota.
+
+Whatever you type is treated as plain words (all must match; accents fold, so
+"cafe" finds "Café"; Hindi and Japanese are found inside titles). --raw passes
+the text to SQLite FTS5 as query syntax (AND, OR, NOT, "phrases", prefix*).
+
+Results are one per video: regions it trended in, its best rank, when it was
+last seen, its views, and a snippet with the match highlighted (bold on a
+terminal, <mark>...</mark> in --json).`,
+		Example: `  ytrend search cricket --region IN --since 7d
+  ytrend search "東京" --json
+  ytrend search music --sort views --limit 5`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			q := store.Query{Text: strings.Join(args, " "), Channel: channel, Limit: limit, Raw: raw}
+			for _, r := range regionArgs {
+				codes, err := parseRegions([]string{r})
+				if err != nil {
+					return usageError{fmt.Errorf("--region: %w", err)}
+				}
+				for _, code := range codes {
+					q.Regions = append(q.Regions, code.String())
+				}
+			}
+			if since != "" {
+				t, err := parseSince(since, time.Now())
+				if err != nil {
+					return usageError{err}
+				}
+				q.Since = t
+			}
+			switch sort {
+			case "relevance", "recent", "views":
+				q.Sort = store.SortOrder(sort)
+			default:
+				return usageError{fmt.Errorf("--sort %q: allowed relevance, recent, views", sort)}
+			}
+			if limit < 1 || limit > 500 {
+				return usageError{fmt.Errorf("--limit %d: allowed 1-500", limit)}
+			}
+			color := !asJSON && isTerminal(c.stdout)
+			switch {
+			case asJSON:
+				q.MarkOpen, q.MarkClose = markOpen, markEnd
+			case color:
+				q.MarkOpen, q.MarkClose = boldOn, boldOff
+			default:
+				q.MarkOpen, q.MarkClose = "[", "]"
+			}
+			a, err := c.open(cmd, openOpts{})
+			if err != nil {
+				return err
+			}
+			defer a.close()
+			hits, err := a.db.Search(cmd.Context(), q)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(c.stdout, hitsJSON(hits))
+			}
+			printHits(c.stdout, hits, time.Now())
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringArrayVar(&regionArgs, "region", nil, "only videos that trended in this region (repeatable, or comma-separated)")
+	f.StringVar(&since, "since", "", "only videos seen trending since: a duration (24h, 7d) or a date (2026-11-01)")
+	f.StringVar(&channel, "channel", "", "only this channel (part of its title, or its id)")
+	f.StringVar(&sort, "sort", "relevance", "relevance, recent or views")
+	f.IntVar(&limit, "limit", 20, "number of results (1-500)")
+	f.BoolVar(&asJSON, "json", false, "print a JSON array")
+	f.BoolVar(&raw, "raw", false, "treat QUERY as SQLite FTS5 query syntax")
+	return cmd
+}
+
+// parseSince reads "24h", "7d" (ago) or a date / RFC 3339 time.
+func parseSince(s string, now time.Time) (time.Time, error) {
+	if d, err := config.ParseDuration(s); err == nil {
+		return now.Add(-d), nil
+	}
+	for _, layout := range []string{time.RFC3339, "2006-01-02T15:04", "2006-01-02"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("--since %q: want a duration such as 24h or 7d, or a date such as 2026-11-01", s)
+}
+
+type hitJSON struct {
+	VideoID      string   `json:"video_id"`
+	Title        string   `json:"title"`
+	ChannelTitle string   `json:"channel_title"`
+	Regions      []string `json:"regions"`
+	BestRank     int      `json:"best_rank"`
+	LastSeen     string   `json:"last_seen"`
+	Views        *int64   `json:"views"`
+	Snippet      string   `json:"snippet"`
+	PublishedAt  string   `json:"published_at,omitempty"`
+	URL          string   `json:"url"`
+	Score        float64  `json:"score"`
+}
+
+func hitsJSON(hits []store.Hit) []hitJSON {
+	out := make([]hitJSON, 0, len(hits))
+	for _, h := range hits {
+		j := hitJSON{
+			VideoID: h.VideoID, Title: h.Title, ChannelTitle: h.ChannelTitle, Regions: h.Regions,
+			BestRank: h.BestRank, LastSeen: h.LastSeen.UTC().Format(time.RFC3339), Views: h.Views,
+			Snippet: h.Snippet, URL: "https://www.youtube.com/watch?v=" + h.VideoID, Score: h.Score,
+		}
+		if j.Regions == nil {
+			j.Regions = []string{}
+		}
+		if !h.PublishedAt.IsZero() {
+			j.PublishedAt = h.PublishedAt.UTC().Format(time.RFC3339)
+		}
+		out = append(out, j)
+	}
+	return out
+}
+
+func printHits(w io.Writer, hits []store.Hit, now time.Time) {
+	if len(hits) == 0 {
+		fmt.Fprintln(w, "no matches")
+		return
+	}
+	for i, h := range hits {
+		views := "views hidden"
+		if h.Views != nil {
+			views = humanCount(*h.Views) + " views"
+		}
+		rank := "not charted"
+		if h.BestRank > 0 {
+			rank = fmt.Sprintf("best #%d", h.BestRank)
+		}
+		fmt.Fprintf(w, "%2d. %s\n    %s · %s · %s in %s · seen %s ago\n", i+1, h.Title, h.ChannelTitle, views, rank,
+			regionList(h.Regions), config.FormatDuration(now.Sub(h.LastSeen).Round(time.Minute)))
+		if h.Snippet != "" {
+			fmt.Fprintf(w, "    %s\n", oneLine(h.Snippet))
+		}
+	}
+}
+
+func regionList(rs []string) string {
+	if len(rs) == 0 {
+		return "no region"
+	}
+	return strings.Join(rs, " ")
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// humanCount prints 1234567 as 1.2M.
+func humanCount(n int64) string {
+	switch {
+	case n >= 1_000_000_000:
+		return fmt.Sprintf("%.1fB", float64(n)/1e9)
+	case n >= 1_000_000:
+		return fmt.Sprintf("%.1fM", float64(n)/1e6)
+	case n >= 1_000:
+		return fmt.Sprintf("%.1fK", float64(n)/1e3)
+	}
+	return fmt.Sprint(n)
+}
