@@ -4,6 +4,8 @@ GO    ?= go
 BIN   := bin/ytrend
 PKGS  := ./...
 FUZZTIME ?= 10s
+BENCHTIME ?= 2s
+STORE_BENCHTIME ?= 3x
 
 .DEFAULT_GOAL := help
 
@@ -16,22 +18,35 @@ build: ## Build bin/ytrend
 	$(GO) build -trimpath -o $(BIN) ./cmd/ytrend
 
 .PHONY: test
-test: ## go vet + the whole suite under -race (+ a short fuzz of search-query parsing)
+test: ## go vet, the whole suite under -race, then a short fuzz of search text and schedule.yaml
 	$(GO) vet $(PKGS)
 	$(GO) test -race -count=1 $(PKGS)
+	$(GO) test -run '^$$' -fuzz '^FuzzSearchQuery$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./store
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./config
+
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 .PHONY: lint
-lint: ## gofmt check + go vet
+lint: ## gofmt check, go vet and staticcheck (pinned, fetched through the module proxy)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
+	$(GO) run $(STATICCHECK) $(PKGS)
 
 .PHONY: bench
-bench: ## Run the benchmarks and print a table
-	@echo "make bench: not yet wired"
+bench: ## Run every benchmark and print tables (quota needs Redis; the first run builds 100k/1M archives, ~15 min)
+	@mkdir -p .bench
+	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) ./quota ./ingest ./ingest/sim 2>&1 | tee .bench/quota-ingest.txt
+	$(GO) test -run '^$$' -bench . -benchtime $(STORE_BENCHTIME) -timeout 120m ./store 2>&1 | tee .bench/store.txt
+	@cat .bench/quota-ingest.txt .bench/store.txt | $(GO) run ./scripts/benchtable
 
 .PHONY: demo
 demo: build ## Run the whole job on embedded defaults (simulated YouTube, embedded ledger)
-	@echo "make demo: not yet — lands with the ingest and scheduler issues"
+	@BIN=$(BIN) ./scripts/demo.sh
+
+.PHONY: run
+run: build ## Run the scheduler for real (needs YOUTUBE_API_KEY; REDIS_URL optional)
+	@test -n "$$YOUTUBE_API_KEY" || { echo "set YOUTUBE_API_KEY (and optionally REDIS_URL)"; exit 1; }
+	$(BIN) run --listen 127.0.0.1:9108
 
 .PHONY: clean
 clean: ## Remove build outputs
