@@ -5,7 +5,6 @@ BIN   := bin/ytrend
 PKGS  := ./...
 FUZZTIME ?= 10s
 BENCHTIME ?= 2s
-STORE_BENCHTIME ?= 3x
 
 .DEFAULT_GOAL := help
 
@@ -36,7 +35,8 @@ lint: ## gofmt check, go vet and staticcheck (pinned, fetched through the module
 bench: ## Run every benchmark and print tables (quota needs Redis; the first run builds 100k/1M archives, ~15 min)
 	@mkdir -p .bench
 	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) ./quota ./ingest ./ingest/sim 2>&1 | tee .bench/quota-ingest.txt
-	$(GO) test -run '^$$' -bench . -benchtime $(STORE_BENCHTIME) -timeout 120m ./store 2>&1 | tee .bench/store.txt
+	$(GO) test -run '^$$' -bench '^Benchmark(Search|RankingQuality)$$' -benchtime 3x -timeout 120m ./store 2>&1 | tee .bench/store.txt
+	$(GO) test -run '^$$' -bench '^BenchmarkSavePage$$' -benchtime 300x -timeout 120m ./store 2>&1 | tee -a .bench/store.txt
 	@cat .bench/quota-ingest.txt .bench/store.txt | $(GO) run ./scripts/benchtable
 
 .PHONY: demo

@@ -302,6 +302,51 @@ func copyArchive(tb testing.TB, path string) string {
 	return dst
 }
 
+// BenchmarkRankingQuality measures what the candidate cap costs in ranking
+// quality: for each mixed query, the share of the exhaustive top 20 (every
+// match ranked) that the capped search also returns. Exhaustive ranking of a
+// common word takes seconds at 1M, so this runs on the 100k archive.
+func BenchmarkRankingQuality(b *testing.B) {
+	ctx := context.Background()
+	queries := benchGenerator().Queries(200)
+	db := openBench(b, benchArchive(b, 100_000))
+	for b.Loop() {
+		var sum float64
+		var identical int
+		for _, text := range queries {
+			capped, err := db.Search(ctx, store.Query{Text: text, Limit: 20})
+			if err != nil {
+				b.Fatal(err)
+			}
+			exact, err := db.Search(ctx, store.Query{Text: text, Limit: 20, Exhaustive: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if len(exact) == 0 {
+				sum++
+				identical++
+				continue
+			}
+			got := map[string]bool{}
+			for _, h := range capped {
+				got[h.VideoID] = true
+			}
+			same := 0
+			for _, h := range exact {
+				if got[h.VideoID] {
+					same++
+				}
+			}
+			sum += float64(same) / float64(len(exact))
+			if same == len(exact) {
+				identical++
+			}
+		}
+		b.ReportMetric(100*sum/float64(len(queries)), "top20-overlap-%")
+		b.ReportMetric(float64(identical), "queries-identical")
+	}
+}
+
 // BenchmarkSavePage stores 50-video chart pages into a copy of each archive:
 // "new" pages of never-seen videos, and "reseen" pages of videos already
 // stored whose text is unchanged (statistics grown), as hourly re-fetches are.
