@@ -1,0 +1,114 @@
+package metrics
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/ytrend/ytrend/ingest"
+	"github.com/ytrend/ytrend/quota"
+	"github.com/ytrend/ytrend/store"
+)
+
+type fakeBudget struct{ err error }
+
+func (f fakeBudget) Status(context.Context) (quota.Status, error) {
+	if f.err != nil {
+		return quota.Status{}, f.err
+	}
+	return quota.Status{Limits: []quota.LimitStatus{{Name: "daily", Remaining: 9000}, {Name: "search", Remaining: 800}}}, nil
+}
+
+func TestObservationsBecomeExactCounters(t *testing.T) {
+	m := New(fakeBudget{})
+	granted := quota.Result{Granted: true, Call: "search.list", Limits: []quota.Usage{{Name: "daily", Cost: 100}, {Name: "search", Cost: 100}}}
+	m.ObserveReservation(granted)
+	m.ObserveReservation(granted)
+	dup := granted
+	dup.Duplicate = true
+	m.ObserveReservation(dup) // a retry charged nothing
+	m.ObserveReservation(quota.Result{Granted: true, Call: "videos.list", Limits: []quota.Usage{{Name: "daily", Cost: 1}, {Name: "search", Cost: 0}}})
+	m.ObserveReservation(quota.Result{RefusedBy: "daily"})
+	m.ObserveReservation(quota.Result{RefusedBy: "upstream"})
+	m.ObserveReservation(quota.Result{}) // a backend error: neither granted nor refused
+
+	for _, c := range []struct {
+		labels []string
+		want   float64
+	}{{[]string{"daily", "search.list"}, 200}, {[]string{"search", "search.list"}, 200}, {[]string{"daily", "videos.list"}, 1}} {
+		if got := testutil.ToFloat64(m.unitsReserved.WithLabelValues(c.labels...)); got != c.want {
+			t.Errorf("units reserved %v = %v, want %v", c.labels, got, c.want)
+		}
+	}
+	if n := testutil.CollectAndCount(m.unitsReserved); n != 3 {
+		t.Errorf("%d unit series, want 3 (no series for uncounted limits)", n)
+	}
+	if got := testutil.ToFloat64(m.refusals.WithLabelValues("daily")); got != 1 {
+		t.Errorf("refusals{daily} = %v", got)
+	}
+	if got := testutil.ToFloat64(m.refusals.WithLabelValues("upstream")); got != 1 {
+		t.Errorf("refusals{upstream} = %v", got)
+	}
+
+	end := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	m.ObserveRun(ingest.Report{Region: "US", Status: store.StatusOK, Started: end.Add(-2 * time.Second), Finished: end})
+	m.ObserveRun(ingest.Report{Region: "US", Status: store.StatusStoppedQuota, Started: end, Finished: end.Add(time.Second)})
+	if got := testutil.ToFloat64(m.runs.WithLabelValues("US", "ok")); got != 1 {
+		t.Errorf("runs{US,ok} = %v", got)
+	}
+	if got := testutil.ToFloat64(m.lastSuccess.WithLabelValues("US")); got != float64(end.Unix()) {
+		t.Errorf("last success = %v, want %d (a stopped run must not move it)", got, end.Unix())
+	}
+}
+
+func TestHandlerServesMetricsAndHealth(t *testing.T) {
+	m := New(fakeBudget{})
+	ready := errors.New("redis: connection refused")
+	srv := httptest.NewServer(m.Handler(func(context.Context) error { return ready }))
+	defer srv.Close()
+	get := func(path string) (int, string) {
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := get("/metrics"); code != 200 || !strings.Contains(body, `ytrend_quota_remaining_units{limit="daily"} 9000`) {
+		t.Errorf("/metrics %d:\n%s", code, body)
+	}
+	if code, _ := get("/livez"); code != 200 {
+		t.Errorf("/livez %d", code)
+	}
+	if code, body := get("/readyz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "connection refused") {
+		t.Errorf("/readyz %d %q with a failing dependency", code, body)
+	}
+	ready = nil
+	if code, _ := get("/readyz"); code != 200 {
+		t.Errorf("/readyz %d when ready", code)
+	}
+}
+
+func TestUnreadableBudgetDoesNotBreakTheScrape(t *testing.T) {
+	m := New(fakeBudget{err: errors.New("redis down")})
+	m.ObserveRun(ingest.Report{Region: "GB", Status: store.StatusFailed})
+	srv := httptest.NewServer(m.Handler(func(context.Context) error { return nil }))
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if !strings.Contains(string(b), `ytrend_runs_total{region="GB",status="failed"} 1`) {
+		t.Errorf("other metrics lost while the budget is unreadable:\n%s", b)
+	}
+}
