@@ -19,6 +19,7 @@ import (
 
 	"github.com/ytrend/ytrend/ingest"
 	"github.com/ytrend/ytrend/ingest/sim"
+	"github.com/ytrend/ytrend/internal/logbuf"
 	"github.com/ytrend/ytrend/quota"
 	"github.com/ytrend/ytrend/regions"
 	"github.com/ytrend/ytrend/store"
@@ -26,18 +27,6 @@ import (
 
 // testKey is distinctive so a leak is easy to grep for.
 const testKey = "AIzaTEST-k3y-must-never-leak-0123456789"
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 // env is one test's world: the simulated YouTube over real HTTP, a real
 // SQLite archive, and the embedded ledger as the budget.
@@ -48,7 +37,7 @@ type env struct {
 	db      *store.DB
 	dbPath  string
 	limiter *quota.Limiter
-	logs    *syncBuffer
+	logs    *logbuf.Buffer
 	f       *ingest.Fetcher
 }
 
@@ -88,7 +77,7 @@ func newEnv(t testing.TB, o envOpts) *env {
 	if o.quota != nil {
 		qc = *o.quota
 	}
-	logs := &syncBuffer{}
+	logs := &logbuf.Buffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	var lopts []quota.LedgerOption
 	if o.ledgerClock != nil {

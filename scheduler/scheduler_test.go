@@ -1,7 +1,6 @@
 package scheduler
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ytrend/ytrend/config"
+	"github.com/ytrend/ytrend/internal/logbuf"
 	"github.com/ytrend/ytrend/regions"
 )
 
@@ -24,20 +24,8 @@ func job(code string, period, offset time.Duration) config.Job {
 		Schedule: config.Offset(aligned{period}, offset), Pages: 4}
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
-
-func testLogger() (*slog.Logger, *syncBuffer) {
-	buf := &syncBuffer{}
+func testLogger() (*slog.Logger, *logbuf.Buffer) {
+	buf := &logbuf.Buffer{}
 	return slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug})), buf
 }
 

@@ -16,15 +16,16 @@ import (
 	"time"
 
 	"github.com/ytrend/ytrend/ingest/sim"
+	"github.com/ytrend/ytrend/internal/logbuf"
 	"github.com/ytrend/ytrend/internal/redistest"
 	"github.com/ytrend/ytrend/store"
 )
 
 // start launches ytrend in the background; its stderr is collected.
-func (w *world) start(args ...string) (*exec.Cmd, *lockedBuffer) {
+func (w *world) start(args ...string) (*exec.Cmd, *logbuf.Buffer) {
 	w.t.Helper()
 	cmd := w.command(args...)
-	var errb lockedBuffer
+	var errb logbuf.Buffer
 	cmd.Stderr = &errb
 	cmd.Stdout = &errb
 	if err := cmd.Start(); err != nil {

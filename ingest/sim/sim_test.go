@@ -10,9 +10,10 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/ytrend/ytrend/internal/logbuf"
 )
 
 // /sim/usage reports the units charged per key, by fingerprint, so a test of
@@ -61,7 +62,7 @@ func TestUsageEndpoint(t *testing.T) {
 
 // Logs name keys by fingerprint only, whatever happens to the request.
 func TestLogsNeverShowKeys(t *testing.T) {
-	var buf syncBuffer
+	var buf logbuf.Buffer
 	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	s, hs, _ := newTestServer(t, Config{Logger: log, Quota: 2})
 	svc := client(t, hs, testKey)
@@ -80,23 +81,6 @@ func TestLogsNeverShowKeys(t *testing.T) {
 			t.Errorf("log lacks %q:\n%s", want, out)
 		}
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func TestNewValidatesConfig(t *testing.T) {
