@@ -38,7 +38,12 @@ type Scheduler struct {
 	cancel context.CancelFunc
 	stop   chan struct{} // closed at the soft stop
 	once   sync.Once
-	wg     sync.WaitGroup // --once runs
+
+	// RunOnce's runs, which cron does not know about. Adds happen under mu
+	// and only before the stop, so Shutdown's Wait never races an Add.
+	mu      sync.Mutex
+	stopped bool
+	wg      sync.WaitGroup
 }
 
 // New prepares a scheduler; nothing fires before Start.
@@ -95,7 +100,7 @@ type Fire struct {
 // they have not returned when ctx is done, their context is cancelled and
 // Shutdown waits up to grace more for them to record their end.
 func (s *Scheduler) Shutdown(ctx context.Context, grace time.Duration) error {
-	s.once.Do(func() { close(s.stop) })
+	s.stopNow()
 	done := s.cron.Stop() // no new fires; done when running jobs return
 	waitOnce := make(chan struct{})
 	go func() {
@@ -121,8 +126,27 @@ func (s *Scheduler) Shutdown(ctx context.Context, grace time.Duration) error {
 
 // Kill cancels everything at once (a second signal).
 func (s *Scheduler) Kill() {
-	s.once.Do(func() { close(s.stop) })
+	s.stopNow()
 	s.cancel()
+}
+
+// stopNow begins the soft stop: no run starts after it.
+func (s *Scheduler) stopNow() {
+	s.mu.Lock()
+	s.stopped = true
+	s.mu.Unlock()
+	s.once.Do(func() { close(s.stop) })
+}
+
+// begin registers a RunOnce run; false once the stop has begun.
+func (s *Scheduler) begin() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped {
+		return false
+	}
+	s.wg.Add(1)
+	return true
 }
 
 // RunOnce fires every region once, in stagger order (by offset, then file
@@ -133,34 +157,32 @@ func (s *Scheduler) RunOnce(stagger bool) {
 	order := slices.Clone(s.jobs)
 	slices.SortStableFunc(order, func(a, b config.Job) int { return int(a.Offset - b.Offset) })
 	start := time.Now()
+	defer s.wg.Wait()
 	for _, job := range order {
-		select {
-		case <-s.stop:
+		if stagger {
+			if wait := time.Until(start.Add(job.Offset)); wait > 0 {
+				t := time.NewTimer(wait)
+				select {
+				case <-s.stop:
+					t.Stop()
+					return
+				case <-t.C:
+				}
+			}
+		}
+		if !s.begin() {
 			return
-		default:
 		}
 		if !stagger {
 			s.run(job)
+			s.wg.Done()
 			continue
 		}
-		wait := time.Until(start.Add(job.Offset))
-		if wait > 0 {
-			t := time.NewTimer(wait)
-			select {
-			case <-s.stop:
-				t.Stop()
-				s.wg.Wait()
-				return
-			case <-t.C:
-			}
-		}
-		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
 			s.run(job)
 		}()
 	}
-	s.wg.Wait()
 }
 
 // run is one --once fire with the same panic safety as the cron chain.

@@ -199,3 +199,37 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestShutdownDuringRunOnceLetsThePageFinish: run --once stops like the
+// daemon does: the region in flight finishes its page with a live context,
+// and the regions after it do not start.
+func TestShutdownDuringRunOnceLetsThePageFinish(t *testing.T) {
+	started := make(chan struct{})
+	var clean atomic.Bool
+	var calls atomic.Int32
+	s := New([]config.Job{job("US", time.Hour, 0), job("GB", time.Hour, time.Minute)}, func(ctx context.Context, j config.Job, stop <-chan struct{}) {
+		calls.Add(1)
+		close(started)
+		<-stop
+		time.Sleep(50 * time.Millisecond) // storing the page in flight
+		clean.Store(ctx.Err() == nil)
+	}, nil)
+	done := make(chan struct{})
+	go func() {
+		s.RunOnce(false)
+		close(done)
+	}()
+	<-started
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.Shutdown(ctx, time.Second); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	<-done
+	if !clean.Load() {
+		t.Error("the run in flight was cancelled instead of finishing its page")
+	}
+	if n := calls.Load(); n != 1 {
+		t.Errorf("%d regions ran; none may start after the stop", n)
+	}
+}
