@@ -538,3 +538,25 @@ regions:
 		t.Errorf("chart after the search bucket ran out: exit %d\n%s", r.code, r.stderr)
 	}
 }
+
+// TestNewerSchemaIsRefusedAndListed: an archive migrated by a newer ytrend
+// is refused by every command, untouched, and migrate --status still lists it.
+func TestNewerSchemaIsRefusedAndListed(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, sim.Config{})
+	w.mustRun("migrate")
+	db := w.openDB()
+	if _, err := db.Writer().Exec(`INSERT INTO schema_migrations(version, name, applied_at) VALUES (99, '0099_future.sql', 0)`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	for _, args := range [][]string{{"search", "x"}, {"runs"}, {"migrate"}, {"quota", "status"}} {
+		if r := w.run(args...); r.code != 1 || !strings.Contains(r.stderr, "newer") {
+			t.Errorf("ytrend %v: exit %d, stderr %q; want a refusal naming the newer schema", args, r.code, r.stderr)
+		}
+	}
+	r := w.run("migrate", "--status")
+	if r.code != 1 || !strings.Contains(r.stdout, "0001_init.sql") || !strings.Contains(r.stderr, "upgrade ytrend") {
+		t.Errorf("migrate --status: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+}

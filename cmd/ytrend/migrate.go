@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"text/tabwriter"
@@ -38,7 +39,7 @@ A database migrated by a newer ytrend is refused and left untouched.`,
 				}
 				defer db.Close()
 				st, err := store.Status(cmd.Context(), db.Reader(), migrations.FS)
-				if err != nil {
+				if err != nil && !errors.Is(err, store.ErrSchemaTooNew) {
 					return err
 				}
 				tw := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
@@ -49,7 +50,8 @@ A database migrated by a newer ytrend is refused and left untouched.`,
 				for _, m := range st.Pending {
 					fmt.Fprintf(tw, "%d\t%s\tpending\n", m.Version, m.Name)
 				}
-				return tw.Flush()
+				tw.Flush()
+				return err // a database newer than this binary: listed, then refused
 			}
 			db, err := store.Open(cmd.Context(), path, store.WithoutMigrate())
 			if err != nil {

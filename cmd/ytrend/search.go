@@ -29,6 +29,7 @@ func (c *cli) searchCmd() *cobra.Command {
 		limit      int
 		asJSON     bool
 		raw        bool
+		exhaustive bool
 	)
 	cmd := &cobra.Command{
 		Use:   "search QUERY",
@@ -41,13 +42,18 @@ the text to SQLite FTS5 as query syntax (AND, OR, NOT, "phrases", prefix*).
 
 Results are one per video: regions it trended in, its best rank, when it was
 last seen, its views, and a snippet with the match highlighted (bold on a
-terminal, <mark>...</mark> in --json).`,
+terminal, <mark>...</mark> in --json).
+
+Relevance blends BM25 (title above tags above channel above description) with
+how recently and how high the video trended. To stay fast on common words, a
+search ranks the newest 1000 matches that pass the filters; --exhaustive ranks
+every match.`,
 		Example: `  ytrend search cricket --region IN --since 7d
   ytrend search "東京" --json
   ytrend search music --sort views --limit 5`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			q := store.Query{Text: strings.Join(args, " "), Channel: channel, Limit: limit, Raw: raw}
+			q := store.Query{Text: strings.Join(args, " "), Channel: channel, Limit: limit, Raw: raw, Exhaustive: exhaustive}
 			for _, r := range regionArgs {
 				codes, err := parseRegions([]string{r})
 				if err != nil {
@@ -106,6 +112,7 @@ terminal, <mark>...</mark> in --json).`,
 	f.IntVar(&limit, "limit", 20, "number of results (1-500)")
 	f.BoolVar(&asJSON, "json", false, "print a JSON array")
 	f.BoolVar(&raw, "raw", false, "treat QUERY as SQLite FTS5 query syntax")
+	f.BoolVar(&exhaustive, "exhaustive", false, "rank every match, not only the newest 1000 (exact, but seconds for common words in a large archive)")
 	return cmd
 }
 
