@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -39,14 +40,18 @@ func newService(ctx context.Context, endpoint, apiKey string) (*youtube.Service,
 	// option.WithHTTPClient alone would silently drop the key, so the key is
 	// applied by Google's own transport over our base one, and the finished
 	// client is handed to the service.
+	// The SDK's own logger is pinned off: GOOGLE_SDK_GO_LOGGING_LEVEL would
+	// otherwise make it dump every request and reply to stderr, past
+	// ytrend's log format and level.
+	quiet := option.WithLogger(slog.New(slog.DiscardHandler))
 	rt, err := htransport.NewTransport(ctx, captureTransport{base: base},
-		option.WithAPIKey(apiKey), option.WithEndpoint(strings.TrimSuffix(endpoint, "/")+"/"))
+		option.WithAPIKey(apiKey), option.WithEndpoint(strings.TrimSuffix(endpoint, "/")+"/"), quiet)
 	if err != nil {
 		return nil, fmt.Errorf("ingest: build transport: %w", err)
 	}
 	svc, err := youtube.NewService(ctx,
 		option.WithHTTPClient(&http.Client{Transport: rt}),
-		option.WithEndpoint(strings.TrimSuffix(endpoint, "/")+"/"))
+		option.WithEndpoint(strings.TrimSuffix(endpoint, "/")+"/"), quiet)
 	if err != nil {
 		return nil, fmt.Errorf("ingest: youtube client: %w", err)
 	}

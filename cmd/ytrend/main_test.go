@@ -173,7 +173,12 @@ func (w *world) assertNoKey(outputs ...string) {
 func TestFetchAllDefaultRegions(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, sim.Config{})
+	// Everything that could print requests is on; the key still must not show.
+	w.env["GOOGLE_SDK_GO_LOGGING_LEVEL"] = "debug"
 	r := w.mustRun("fetch", "US", "GB", "DE", "FR", "IN", "BR", "AU", "CA", "--json", "--log-level", "debug")
+	if strings.Contains(r.stderr, `"api request"`) {
+		t.Error("the Google SDK's own request log reached stderr")
+	}
 	reports := decode[[]reportJSON](t, r.stdout)
 	if len(reports) != 8 {
 		t.Fatalf("%d reports", len(reports))
