@@ -36,36 +36,55 @@ end
 -- the safe direction for a budget.
 local function prune(log, total, used, now, window, ttl, defer_total)
   local cutoff = int(now - window)
+  if not used then
+    -- No total: usually no log either (both expire together), so one read
+    -- of the whole log answers both what expired and what is still in use.
+    local all = redis.call('ZRANGE', log, 0, -1, 'WITHSCORES')
+    local sum, gone = 0, false
+    for j = 1, #all, 2 do
+      if tonumber(all[j + 1]) <= now - window then
+        gone = true
+      else
+        sum = sum + member_cost(all[j])
+      end
+    end
+    if gone then
+      redis.call('ZREMRANGEBYSCORE', log, '-inf', cutoff)
+    end
+    if sum > 0 then
+      redis.call('SET', total, sum, 'PX', ttl)
+    end
+    return sum, false
+  end
   local expired = redis.call('ZRANGEBYSCORE', log, '-inf', cutoff)
   if #expired > 0 then
     redis.call('ZREMRANGEBYSCORE', log, '-inf', cutoff)
   end
-  if used then
-    used = tonumber(used)
-    if #expired > 0 then
-      local freed = 0
-      for _, m in ipairs(expired) do
-        freed = freed + member_cost(m)
-      end
-      used = used - freed
-      if used > 0 then
-        if defer_total then
-          return used, true
-        end
-        redis.call('DECRBY', total, freed)
-      end
+  used = tonumber(used)
+  if #expired > 0 then
+    local freed = 0
+    for _, m in ipairs(expired) do
+      freed = freed + member_cost(m)
     end
+    used = used - freed
     if used > 0 then
-      return used, false
+      if defer_total then
+        return used, true
+      end
+      redis.call('DECRBY', total, freed)
     end
   end
+  if used > 0 then
+    return used, false
+  end
+  -- The total says the log is empty: make sure, and drop the total if so.
   local sum = 0
   for _, m in ipairs(redis.call('ZRANGE', log, 0, -1)) do
     sum = sum + member_cost(m)
   end
   if sum > 0 then
     redis.call('SET', total, sum, 'PX', ttl)
-  elseif used then
+  else
     redis.call('DEL', total)
   end
   return sum, false
