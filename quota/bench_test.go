@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -100,10 +101,12 @@ func BenchmarkRedisReserve(b *testing.B) {
 				cfg := benchConfig(redistest.Prefix(b))
 				l := newLimiter(b, cfg, quota.NewRedis(rdb))
 				b.Cleanup(func() { deleteCredential(b, rdb, cfg.Credential) })
+				report := serverCost(b, rdb, "evalsha")
 				runOps(b, n, func(ctx context.Context) error {
 					_, err := l.Reserve(ctx, "", quota.WithCost(cost))
 					return err
 				})
+				report()
 			})
 		}
 	}
@@ -122,7 +125,9 @@ func BenchmarkRedisReserveDefault(b *testing.B) {
 			}
 			l := newLimiter(b, cfg, quota.NewRedis(rdb))
 			b.Cleanup(func() { deleteCredential(b, rdb, cfg.Credential) })
+			report := serverCost(b, rdb, "evalsha")
 			runOps(b, 1, func(ctx context.Context) error { _, err := l.Reserve(ctx, call); return err })
+			report()
 		})
 	}
 }
@@ -131,7 +136,9 @@ func BenchmarkRedisPing(b *testing.B) {
 	rdb := benchClient(b)
 	for _, n := range goroutineCounts {
 		b.Run(fmt.Sprintf("goroutines=%d", n), func(b *testing.B) {
+			report := serverCost(b, rdb, "ping")
 			runOps(b, n, func(ctx context.Context) error { return rdb.Ping(ctx).Err() })
+			report()
 		})
 	}
 }
@@ -146,6 +153,7 @@ func BenchmarkRedisRate(b *testing.B) {
 		b.Run(fmt.Sprintf("goroutines=%d", n), func(b *testing.B) {
 			key := redistest.Prefix(b)
 			b.Cleanup(func() { limiter.Reset(context.Background(), key) })
+			report := serverCost(b, rdb, "evalsha")
 			runOps(b, n, func(ctx context.Context) error {
 				res, err := limiter.AllowN(ctx, key, limit, 1)
 				if err == nil && res.Allowed != 1 {
@@ -153,8 +161,76 @@ func BenchmarkRedisRate(b *testing.B) {
 				}
 				return err
 			})
+			report()
 		})
 	}
+}
+
+// floorScript is the commands reserve.lua runs on BenchmarkRedisReserve's
+// grant path (a 1s window that prunes one entry per call), with none of its
+// logic: no cost table, no Retry-After, no idempotency, no reply. It is the
+// floor an exact log built from these commands cannot go under, and shows
+// how much of reserve.lua's server time is Redis commands and how much Lua.
+var floorScript = redis.NewScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local cutoff = string.format('%d', now - 1000000)
+redis.call('MGET', KEYS[1], KEYS[2], KEYS[4])
+if #redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', cutoff) > 0 then
+  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', cutoff)
+end
+redis.call('ZADD', KEYS[3], 'NX', string.format('%d', now), ARGV[1])
+redis.call('PEXPIRE', KEYS[3], 2000)
+redis.call('SET', KEYS[4], 1, 'PX', 2000)
+return 1`)
+
+func BenchmarkRedisCommandFloor(b *testing.B) {
+	rdb := benchClient(b)
+	cred := redistest.Prefix(b)
+	keys := []string{"ytrend:{" + cred + "}:exhausted", "ytrend:{" + cred + "}:exhausted:x",
+		"ytrend:{" + cred + "}:log:bench", "ytrend:{" + cred + "}:total:bench"}
+	b.Cleanup(func() { deleteCredential(b, rdb, cred) })
+	var id atomic.Int64
+	report := serverCost(b, rdb, "evalsha")
+	runOps(b, 1, func(ctx context.Context) error {
+		return floorScript.Run(ctx, rdb, keys, fmt.Sprintf("%d|1", id.Add(1))).Err()
+	})
+	report()
+}
+
+// serverCost reads Redis' own accounting of cmd (INFO commandstats) now and
+// returns a function that reports, as server-µs, the server's microseconds
+// per call since then: the part of an operation that client and network
+// noise do not reach. The benchmark must be the server's only user of cmd.
+func serverCost(b *testing.B, rdb *redis.Client, cmd string) func() {
+	b.Helper()
+	calls0, usec0 := commandStat(b, rdb, cmd)
+	return func() {
+		calls, usec := commandStat(b, rdb, cmd)
+		if calls > calls0 {
+			b.ReportMetric(float64(usec-usec0)/float64(calls-calls0), "server-µs")
+		}
+	}
+}
+
+// commandStat returns calls and usec of cmd from INFO commandstats.
+func commandStat(b *testing.B, rdb *redis.Client, cmd string) (calls, usec int64) {
+	b.Helper()
+	info, err := rdb.Info(context.Background(), "commandstats").Result()
+	if err != nil {
+		b.Fatalf("INFO commandstats: %v", err)
+	}
+	for line := range strings.Lines(info) {
+		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_"+cmd+":")
+		if !ok {
+			continue
+		}
+		if _, err := fmt.Sscanf(rest, "calls=%d,usec=%d,", &calls, &usec); err != nil {
+			b.Fatalf("INFO commandstats: %q: %v", line, err)
+		}
+		return calls, usec
+	}
+	return 0, 0
 }
 
 func BenchmarkLedgerReserve(b *testing.B) {
