@@ -291,7 +291,7 @@ func TestUnchangedPageDoesNotTouchIndex(t *testing.T) {
 	}
 	ftsIntegrity(t, db)
 	hits, _ := db.Search(ctx, store.Query{Text: "completely different"})
-	if !equalStrings(ids(hits), []string{"u3"}) {
+	if !slices.Equal(ids(hits), []string{"u3"}) {
 		t.Errorf("changed title not found: %v", ids(hits))
 	}
 	if hits, _ := db.Search(ctx, store.Query{Text: `"title of u3"`}); len(hits) != 0 {

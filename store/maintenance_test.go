@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -61,7 +62,7 @@ func TestOptimize(t *testing.T) {
 	}
 	ftsIntegrity(t, db)
 	after := search(t, db, store.Query{Text: "optimize", Limit: 500})
-	if len(after) != 240 || !equalStrings(ids(before), ids(after)) {
+	if len(after) != 240 || !slices.Equal(ids(before), ids(after)) {
 		t.Errorf("results changed: %d before, %d after", len(before), len(after))
 	}
 	// Idempotent, and the archive keeps taking pages.

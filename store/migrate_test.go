@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -71,7 +72,7 @@ func TestMigrateFresh(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := versions(st.Applied), seq(1, len(all)); !equalInts(got, want) || len(st.Pending) != 0 {
+	if got, want := versions(st.Applied), seq(1, len(all)); !slices.Equal(got, want) || len(st.Pending) != 0 {
 		t.Fatalf("applied %v pending %v, want applied %v and none pending", got, versions(st.Pending), want)
 	}
 	for i, m := range st.Applied {
@@ -90,18 +91,6 @@ func TestMigrateFresh(t *testing.T) {
 	if err != nil || len(applied) != 0 {
 		t.Errorf("second Migrate applied %v, %v", applied, err)
 	}
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // A database created by any earlier binary (any prefix of today's migration
@@ -129,7 +118,7 @@ func TestMigrateUpgradeFromEachVersion(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := versions(st.Pending); !equalInts(got, seq(k+1, len(all))) {
+			if got := versions(st.Pending); !slices.Equal(got, seq(k+1, len(all))) {
 				t.Errorf("pending against the full set: %v, want %v", got, seq(k+1, len(all)))
 			}
 			old.Close()
@@ -190,7 +179,7 @@ func TestMigrateRefusesNewerSchema(t *testing.T) {
 	if !errors.Is(err, store.ErrSchemaTooNew) {
 		t.Errorf("Status against older set: %v, want ErrSchemaTooNew", err)
 	}
-	if got := versions(st.Applied); !equalInts(got, seq(1, len(all)+1)) || len(st.Pending) != 0 || st.Applied[len(all)].Name != versionName(len(all)+1, "future") {
+	if got := versions(st.Applied); !slices.Equal(got, seq(1, len(all)+1)) || len(st.Pending) != 0 || st.Applied[len(all)].Name != versionName(len(all)+1, "future") {
 		t.Errorf("status of a newer database: applied %v pending %v", st.Applied, versions(st.Pending))
 	}
 }
@@ -288,7 +277,7 @@ func TestMigrateFailureIsAtomic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !equalInts(versions(st.Applied), []int{1}) || !equalInts(versions(st.Pending), []int{2}) {
+	if !slices.Equal(versions(st.Applied), []int{1}) || !slices.Equal(versions(st.Pending), []int{2}) {
 		t.Errorf("applied %v pending %v, want [1] and [2]", versions(st.Applied), versions(st.Pending))
 	}
 	var n int
@@ -306,11 +295,11 @@ func TestStatusBeforeMigrate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(st.Applied) != 0 || !equalInts(versions(st.Pending), seq(1, len(all))) {
+	if len(st.Applied) != 0 || !slices.Equal(versions(st.Pending), seq(1, len(all))) {
 		t.Fatalf("fresh file: applied %v pending %v", versions(st.Applied), versions(st.Pending))
 	}
 	applied, err := db.Migrate(ctx)
-	if err != nil || !equalInts(applied, seq(1, len(all))) {
+	if err != nil || !slices.Equal(applied, seq(1, len(all))) {
 		t.Fatalf("Migrate: %v, %v", applied, err)
 	}
 	st, err = db.MigrationStatus(ctx)

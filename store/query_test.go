@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -83,22 +84,10 @@ func TestSearchHostileInput(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := ids(hits); !equalStrings(got, tc.want) {
+		if got := ids(hits); !slices.Equal(got, tc.want) {
 			t.Errorf("Search(%q) = %v, want %v", tc.text, got, tc.want)
 		}
 	}
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // Raw mode passes FTS5 syntax through; what FTS5 rejects is ErrBadQuery,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -151,7 +152,7 @@ func TestSearchOrdering(t *testing.T) {
 		{store.Query{Text: "eclipse", Exhaustive: true}, []string{"en1", "s1", "en4", "en2", "en3"}},
 	} {
 		got := ids(search(t, db, tc.q))
-		if !equalStrings(got, tc.want) {
+		if !slices.Equal(got, tc.want) {
 			t.Errorf("Search(%q limit %d) = %v, want %v", tc.q.Text, tc.q.Limit, got, tc.want)
 		}
 	}
@@ -162,10 +163,10 @@ func TestSearchOrdering(t *testing.T) {
 // found, the whole run is. Documented; this pins the boundary.
 func TestSearchCJKOutsideTitles(t *testing.T) {
 	db := openFixture(t)
-	if got := ids(search(t, db, store.Query{Text: "東京"})); !equalStrings(got, []string{"ja1"}) {
+	if got := ids(search(t, db, store.Query{Text: "東京"})); !slices.Equal(got, []string{"ja1"}) {
 		t.Errorf("東京: %v", got)
 	}
-	if got := ids(search(t, db, store.Query{Text: "東京からの日帰り"})); !equalStrings(got, []string{"ja2"}) {
+	if got := ids(search(t, db, store.Query{Text: "東京からの日帰り"})); !slices.Equal(got, []string{"ja2"}) {
 		t.Errorf("whole description run: %v", got)
 	}
 }
@@ -219,7 +220,7 @@ func TestSearchFilters(t *testing.T) {
 		{"all filters", store.Query{Text: "eclipse", Regions: []string{"US"}, Since: t0.Add(2 * day), Channel: "sky"}, []string{"en1", "en4", "en3"}},
 	} {
 		got := ids(search(t, db, tc.q))
-		if !equalStrings(got, tc.want) {
+		if !slices.Equal(got, tc.want) {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
 	}
@@ -248,7 +249,7 @@ func TestSearchSortOrders(t *testing.T) {
 		{store.SortRelevance, []string{"en1", "s1", "en4", "en2", "en3"}},
 	} {
 		got := ids(search(t, db, store.Query{Text: "eclipse", Sort: tc.sort}))
-		if !equalStrings(got, tc.want) {
+		if !slices.Equal(got, tc.want) {
 			t.Errorf("sort %s: %v, want %v", tc.sort, got, tc.want)
 		}
 	}
@@ -328,7 +329,7 @@ func TestFiltersApplyBeforeCap(t *testing.T) {
 		{Text: "common", Channel: "rare"},
 		{Text: "common", Since: t0.Add(-time.Hour), Channel: "UCrare"},
 	} {
-		if got := ids(search(t, db, q)); !equalStrings(got, []string{"old-jp"}) {
+		if got := ids(search(t, db, q)); !slices.Equal(got, []string{"old-jp"}) {
 			t.Errorf("%+v: %v, want [old-jp]", q, got)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -71,7 +72,7 @@ func TestSavePageClassifiesVideos(t *testing.T) {
 	// The channel filter knows the channel by its new name only.
 	for name, want := range map[string][]string{"renamed": {"c"}, "channel c": {}} {
 		hits, err := db.Search(ctx, store.Query{Text: "title", Channel: name})
-		if err != nil || !equalStrings(ids(hits), want) {
+		if err != nil || !slices.Equal(ids(hits), want) {
 			t.Errorf("channel %q: %v %v, want %v", name, ids(hits), err, want)
 		}
 	}
@@ -247,7 +248,7 @@ func TestDeleteVideos(t *testing.T) {
 	}
 	ftsIntegrity(t, db)
 	hits, err := db.Search(ctx, store.Query{Text: "title"})
-	if err != nil || !equalStrings(ids(hits), []string{"a"}) {
+	if err != nil || !slices.Equal(ids(hits), []string{"a"}) {
 		t.Errorf("after delete: %v %v", ids(hits), err)
 	}
 	c, _ := db.Counts(ctx)

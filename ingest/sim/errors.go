@@ -98,24 +98,8 @@ const SearchQuotaLimit = "defaultSearchListPerDayPerProject"
 
 // errSearchQuota is the 429 once the day's search.list calls are spent.
 func errSearchQuota(project string, limit int64) *apiError {
-	msg := fmt.Sprintf("Quota exceeded for quota metric 'Search list requests' and limit 'Search list requests per day' of service '%s' for consumer 'project_number:%s'.", service, project)
-	e := simple(http.StatusTooManyRequests, "global", "rateLimitExceeded", msg)
-	e.Status = "RESOURCE_EXHAUSTED"
-	e.Details = []any{
-		errorInfo{Type: typeErrorInfo, Reason: "RATE_LIMIT_EXCEEDED", Domain: "googleapis.com", Metadata: map[string]string{
-			"service":           service,
-			"consumer":          "projects/" + project,
-			"quota_metric":      service + "/search_list_requests",
-			"quota_limit":       SearchQuotaLimit,
-			"quota_limit_value": fmt.Sprint(limit),
-			"quota_location":    "global",
-		}},
-		helpDetail{Type: typeHelp, Links: []helpLink{{
-			Description: "Request a higher quota limit.",
-			URL:         "https://cloud.google.com/docs/quotas/help/request_increase",
-		}}},
-	}
-	return e
+	return errQuota429(project, "Search list requests", "Search list requests per day",
+		"search_list_requests", SearchQuotaLimit, fmt.Sprint(limit))
 }
 
 // errRateLimit403 is YouTube's classic short-term throttling answer.
@@ -127,18 +111,29 @@ func errRateLimit403() *apiError {
 // as a spent per-day bucket, but a per-minute quota_limit, so a client that
 // reads the details retries instead of giving up for the day.
 func errRateLimit429(project string) *apiError {
-	msg := fmt.Sprintf("Quota exceeded for quota metric 'Queries' and limit 'Queries per minute' of service '%s' for consumer 'project_number:%s'.", service, project)
+	return errQuota429(project, "Queries", "Queries per minute", "default", "defaultPerMinutePerProject", "180000")
+}
+
+// errQuota429 is the Cloud front end's RESOURCE_EXHAUSTED answer: which
+// bucket ran out is only in the ErrorInfo's quota_limit.
+func errQuota429(project, metric, limitName, metricID, limitID, limitValue string) *apiError {
+	msg := fmt.Sprintf("Quota exceeded for quota metric '%s' and limit '%s' of service '%s' for consumer 'project_number:%s'.",
+		metric, limitName, service, project)
 	e := simple(http.StatusTooManyRequests, "global", "rateLimitExceeded", msg)
 	e.Status = "RESOURCE_EXHAUSTED"
 	e.Details = []any{
 		errorInfo{Type: typeErrorInfo, Reason: "RATE_LIMIT_EXCEEDED", Domain: "googleapis.com", Metadata: map[string]string{
 			"service":           service,
 			"consumer":          "projects/" + project,
-			"quota_metric":      service + "/default",
-			"quota_limit":       "defaultPerMinutePerProject",
-			"quota_limit_value": "180000",
+			"quota_metric":      service + "/" + metricID,
+			"quota_limit":       limitID,
+			"quota_limit_value": limitValue,
 			"quota_location":    "global",
 		}},
+		helpDetail{Type: typeHelp, Links: []helpLink{{
+			Description: "Request a higher quota limit.",
+			URL:         "https://cloud.google.com/docs/quotas/help/request_increase",
+		}}},
 	}
 	return e
 }
