@@ -75,6 +75,7 @@ type YouTube struct {
 // Scheduler configures `ytrend run`.
 type Scheduler struct {
 	ShutdownTimeout Duration `yaml:"shutdown_timeout"` // soft stop before in-flight work is cancelled
+	Maintenance     string   `yaml:"maintenance"`      // cron spec of the archive's upkeep; "off" disables it
 }
 
 // Region is one region's schedule.
@@ -104,6 +105,10 @@ const (
 	MaxPages          = 4 // the mostPopular chart holds at most 200 videos, 50 a page
 	DefaultStorePath  = "ytrend.db"
 	DefaultSearchPage = 1
+	// DefaultMaintenance runs the archive's upkeep daily at 04:17 UTC, off
+	// the hourly regions' quarter-hour fires.
+	DefaultMaintenance = "17 4 * * *"
+	MaintenanceOff     = "off"
 )
 
 // SearchOrders are the search.list orders ytrend accepts.
@@ -127,7 +132,7 @@ func Default() *Config {
 			Backoff:    Duration(time.Second),
 			MaxBackoff: Duration(30 * time.Second),
 		},
-		Scheduler: Scheduler{ShutdownTimeout: Duration(20 * time.Second)},
+		Scheduler: Scheduler{ShutdownTimeout: Duration(20 * time.Second), Maintenance: DefaultMaintenance},
 	}
 	for _, l := range q.Limits {
 		c.Limits = append(c.Limits, Limit{Name: l.Name, Units: l.Units, Window: Duration(l.Window), Costs: maps(l.Costs)})
@@ -316,6 +321,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Scheduler.ShutdownTimeout <= 0 {
 		add("scheduler.shutdown_timeout", "%s: must be positive", c.Scheduler.ShutdownTimeout)
+	}
+	if _, _, err := c.MaintenanceSchedule(); err != nil {
+		add("scheduler.maintenance", "%v; or \"off\" to never run it", err)
 	}
 
 	if c.Regions == nil {

@@ -188,6 +188,9 @@ func TestBadFilesNameFieldValueAndAllowed(t *testing.T) {
 		{"not a list", "regions: {code: US}\n", []string{"regions (line 1): want a list"}},
 		{"bad redis scheme", "redis: {url: \"http://localhost:6379\"}\n", []string{`redis.url: "http://localhost:6379": allowed schemes are redis://, rediss://`}},
 		{"bad endpoint", "youtube: {endpoint: \"localhost:8089\"}\n", []string{`youtube.endpoint: "localhost:8089"`}},
+		{"bad maintenance spec", "scheduler: {maintenance: \"17 25 * * *\"}\n",
+			[]string{`scheduler.maintenance: "17 25 * * *" is not a valid cron spec`, `or "off" to never run it`}},
+		{"empty maintenance spec", "scheduler: {maintenance: \"\"}\n", []string{"scheduler.maintenance: empty cron spec"}},
 		{"syntax error", "regions: [\n", []string{"test.yaml"}},
 	}
 	for _, tc := range cases {
@@ -332,4 +335,37 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("valid config but Jobs failed: %v", err)
 		}
 	})
+}
+
+// Upkeep runs daily by default, at the spec given, or never with "off"
+// (unquoted: YAML 1.2 keeps it a string).
+func TestMaintenanceSchedule(t *testing.T) {
+	at := time.Date(2026, 11, 21, 5, 0, 0, 0, time.UTC)
+	cases := []struct {
+		yaml   string
+		on     bool
+		wantAt time.Time
+	}{
+		{"", true, time.Date(2026, 11, 22, 4, 17, 0, 0, time.UTC)},
+		{"scheduler: {maintenance: \"CRON_TZ=Asia/Kolkata 0 3 * * 0\"}\n", true, time.Date(2026, 11, 21, 21, 30, 0, 0, time.UTC)},
+		{"scheduler: {maintenance: off}\n", false, time.Time{}},
+	}
+	for _, tc := range cases {
+		c, err := Parse("test.yaml", []byte(tc.yaml))
+		if err == nil {
+			err = c.Validate()
+		}
+		if err != nil {
+			t.Fatalf("%q: %v", tc.yaml, err)
+		}
+		s, on, err := c.MaintenanceSchedule()
+		if err != nil || on != tc.on {
+			t.Fatalf("%q: on=%v err=%v, want on=%v", tc.yaml, on, err, tc.on)
+		}
+		if on {
+			if got := s.Next(at).UTC(); !got.Equal(tc.wantAt) {
+				t.Errorf("%q: next upkeep %v, want %v", tc.yaml, got, tc.wantAt)
+			}
+		}
+	}
 }

@@ -55,6 +55,16 @@ func ParseSchedule(spec string) (s cron.Schedule, err error) {
 	return parsed, nil
 }
 
+// MaintenanceSchedule parses scheduler.maintenance; ok is false when it is
+// "off".
+func (c *Config) MaintenanceSchedule() (s cron.Schedule, ok bool, err error) {
+	if strings.TrimSpace(c.Scheduler.Maintenance) == MaintenanceOff {
+		return nil, false, nil
+	}
+	s, err = ParseSchedule(c.Scheduler.Maintenance)
+	return s, err == nil, err
+}
+
 // referenceTime anchors interval measurements so they do not depend on when
 // the program runs: a Monday at midnight UTC.
 var referenceTime = time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)

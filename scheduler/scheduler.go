@@ -32,7 +32,7 @@ type Scheduler struct {
 	fn   Func
 	log  *slog.Logger
 	cron *cron.Cron
-	ids  map[cron.EntryID]config.Job
+	ids  map[cron.EntryID]string // region code or task name, for Next
 
 	ctx    context.Context // cancelled at the hard deadline
 	cancel context.CancelFunc
@@ -52,7 +52,7 @@ func New(jobs []config.Job, fn Func, log *slog.Logger) *Scheduler {
 		log = slog.New(slog.DiscardHandler)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Scheduler{jobs: jobs, fn: fn, log: log, ctx: ctx, cancel: cancel, stop: make(chan struct{}), ids: map[cron.EntryID]config.Job{}}
+	s := &Scheduler{jobs: jobs, fn: fn, log: log, ctx: ctx, cancel: cancel, stop: make(chan struct{}), ids: map[cron.EntryID]string{}}
 	s.cron = cron.New(cron.WithLocation(time.UTC), cron.WithLogger(cronLogger{log: log}))
 	for _, j := range jobs {
 		job := j
@@ -63,9 +63,44 @@ func New(jobs []config.Job, fn Func, log *slog.Logger) *Scheduler {
 		cl := cronLogger{log: log.With("region", job.Region.String())}
 		chain := cron.NewChain(cron.SkipIfStillRunning(cl), cron.Recover(cl))
 		id := s.cron.Schedule(job.Schedule, chain.Then(cron.FuncJob(func() { s.fire(job) })))
-		s.ids[id] = job
+		s.ids[id] = job.Region.String()
 	}
 	return s
+}
+
+// Task is upkeep that runs on its own schedule beside the regions, such as
+// the archive's maintenance. It must be resumable: its ctx ends as soon as a
+// graceful shutdown begins, since a shutdown does not wait for upkeep.
+type Task struct {
+	Name     string
+	Schedule cron.Schedule
+	Run      func(ctx context.Context)
+}
+
+// AddTask registers t, with the regions' guarantees: it never overlaps
+// itself, and a panic is logged and the next tick still runs. Call it
+// before Start.
+func (s *Scheduler) AddTask(t Task) {
+	cl := cronLogger{log: s.log.With("task", t.Name)}
+	chain := cron.NewChain(cron.SkipIfStillRunning(cl), cron.Recover(cl))
+	id := s.cron.Schedule(t.Schedule, chain.Then(cron.FuncJob(func() {
+		ctx, cancel := context.WithCancel(s.ctx)
+		defer cancel()
+		select {
+		case <-s.stop:
+			return
+		default:
+		}
+		go func() {
+			select {
+			case <-s.stop:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		t.Run(ctx)
+	})))
+	s.ids[id] = t.Name
 }
 
 func (s *Scheduler) fire(job config.Job) {
@@ -80,20 +115,20 @@ func (s *Scheduler) fire(job config.Job) {
 // Start begins firing.
 func (s *Scheduler) Start() { s.cron.Start() }
 
-// Next lists each region's next fire time, soonest first.
+// Next lists each region's and task's next fire time, soonest first.
 func (s *Scheduler) Next() []Fire {
 	var out []Fire
 	for _, e := range s.cron.Entries() {
-		out = append(out, Fire{Region: s.ids[e.ID].Region.String(), At: e.Next})
+		out = append(out, Fire{Name: s.ids[e.ID], At: e.Next})
 	}
 	slices.SortFunc(out, func(a, b Fire) int { return a.At.Compare(b.At) })
 	return out
 }
 
-// Fire is a planned run.
+// Fire is a planned run of a region (its code) or a task (its name).
 type Fire struct {
-	Region string
-	At     time.Time
+	Name string
+	At   time.Time
 }
 
 // Shutdown stops firing and asks in-flight runs to finish their page. If

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 )
 
@@ -63,4 +64,39 @@ func (db *DB) mergeStep(ctx context.Context) (done bool, err error) {
 		return false, err
 	}
 	return after-before < 2, nil
+}
+
+// IndexSegments reports how many segments the full-text index has: what
+// Optimize brings down to one. It decodes FTS5's structure record
+// (fts5_index.c: a 4-byte cookie, an optional 4-byte version-2 marker, then
+// varints nLevel, nSegment, ...).
+func (db *DB) IndexSegments(ctx context.Context) (int, error) {
+	var b []byte
+	err := db.reader.QueryRowContext(ctx, `SELECT block FROM video_fts_data WHERE id = 10`).Scan(&b)
+	if err != nil {
+		return 0, fmt.Errorf("store: index structure: %w", err)
+	}
+	p := 4
+	if len(b) >= 8 && b[4] == 0xff && b[5] == 0 && b[6] == 0 && b[7] == 1 {
+		p += 4
+	}
+	varint := func() (int, error) {
+		v := 0
+		for i := 0; i < 9; i++ {
+			if p >= len(b) {
+				return 0, errors.New("store: index structure record is truncated")
+			}
+			c := b[p]
+			p++
+			v = v<<7 | int(c&0x7f)
+			if c&0x80 == 0 {
+				break
+			}
+		}
+		return v, nil
+	}
+	if _, err := varint(); err != nil { // levels
+		return 0, err
+	}
+	return varint()
 }

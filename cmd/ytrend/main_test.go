@@ -565,3 +565,40 @@ func TestNewerSchemaIsRefusedAndListed(t *testing.T) {
 		t.Errorf("migrate --status: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// optimize merges the index of a real archive into one segment, keeps every
+// search answer, and refuses a path with no archive instead of creating one.
+func TestOptimizeCommand(t *testing.T) {
+	w := newWorld(t, sim.Config{})
+	r := w.run("optimize")
+	if r.code != 1 || !strings.Contains(r.stderr, "does not exist") {
+		t.Fatalf("optimize without an archive: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if _, err := os.Stat(w.env["YTREND_DB"]); err == nil {
+		t.Fatal("optimize created an archive")
+	}
+	w.mustRun("fetch", "US", "IN", "BR")
+	segmentsOf := func() int {
+		db := w.openDB()
+		defer db.Close()
+		n, err := db.IndexSegments(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := segmentsOf(); n < 2 {
+		t.Fatalf("%d index segments after 12 pages; the test needs several", n)
+	}
+	before := w.mustRun("search", "the", "--limit", "50", "--json").stdout
+	r = w.mustRun("optimize")
+	if !strings.Contains(r.stderr, "maintenance finished") || !strings.Contains(r.stderr, "index_segments=1 ") {
+		t.Errorf("optimize log:\n%s", r.stderr)
+	}
+	if n := segmentsOf(); n != 1 {
+		t.Errorf("%d index segments after optimize, want 1", n)
+	}
+	if after := w.mustRun("search", "the", "--limit", "50", "--json").stdout; after != before {
+		t.Errorf("search answers changed:\nbefore %s\nafter  %s", before, after)
+	}
+}

@@ -106,7 +106,7 @@ func envOr(c *cli, key, def string) string {
 func (c *cli) subcommands() []func() *cobra.Command {
 	return []func() *cobra.Command{
 		c.runCmd, c.fetchCmd, c.searchCmd, c.runsCmd, c.quotaCmd,
-		c.scheduleCmd, c.migrateCmd, c.simulateCmd,
+		c.scheduleCmd, c.migrateCmd, c.optimizeCmd, c.simulateCmd,
 	}
 }
 

@@ -91,6 +91,9 @@ status is that of "ytrend fetch": 0 ok, 75 a region stopped on quota, 1 errors.`
 			sched := scheduler.New(jobs, func(ctx context.Context, job config.Job, stop <-chan struct{}) {
 				f.Fetch(ctx, jobFor(a.cfg.Region(job.Region), store.TriggerSchedule, stop))
 			}, a.log)
+			if spec, ok, _ := a.cfg.MaintenanceSchedule(); ok { // validated at load
+				sched.AddTask(scheduler.Task{Name: "maintenance", Schedule: spec, Run: func(ctx context.Context) { _ = maintain(ctx, a) }})
+			}
 
 			if listen != "" {
 				srv, addr, err := serveMetrics(listen, m.Handler(a.ready))
@@ -115,7 +118,7 @@ status is that of "ytrend fetch": 0 ok, 75 a region stopped on quota, 1 errors.`
 				sched.Start()
 				a.log.Info("scheduler started", "regions", len(jobs), "credential", a.cfg.Credential, "budget", budgetName(a))
 				for _, fire := range sched.Next() {
-					a.log.Info("next run", "region", fire.Region, "at", fire.At.Format(time.RFC3339))
+					a.log.Info("next run", "job", fire.Name, "at", fire.At.Format(time.RFC3339))
 				}
 			}
 
@@ -157,6 +160,34 @@ status is that of "ytrend fetch": 0 ok, 75 a region stopped on quota, 1 errors.`
 	cmd.Flags().BoolVar(&stagger, "stagger", false, "with --once: wait each region's offset instead of running them back to back")
 	cmd.Flags().StringVar(&listen, "listen", "", "serve /metrics, /livez and /readyz on this address (e.g. 127.0.0.1:9108)")
 	return cmd
+}
+
+// maintain runs the archive's upkeep (store.Optimize) and logs how it went.
+// Optimize commits in short steps, so a shutdown that cuts it off loses
+// nothing and the next run carries on.
+func maintain(ctx context.Context, a *app) error {
+	start := time.Now()
+	before, err := a.db.IndexSegments(ctx)
+	if err != nil {
+		a.log.Error("maintenance failed", "err", err)
+		return err
+	}
+	a.log.Info("maintenance started", "archive", a.cfg.Store.Path, "index_segments", before)
+	err = a.db.Optimize(ctx)
+	took := time.Since(start).Round(time.Millisecond).String()
+	switch {
+	case err != nil && ctx.Err() != nil:
+		a.log.Info("maintenance stopped by shutdown; the next run carries on", "duration", took)
+	case err != nil:
+		a.log.Error("maintenance failed", "err", err, "duration", took)
+	default:
+		after, serr := a.db.IndexSegments(ctx)
+		if serr != nil {
+			return serr
+		}
+		a.log.Info("maintenance finished", "index_segments", after, "duration", took)
+	}
+	return err
 }
 
 func budgetName(a *app) string {

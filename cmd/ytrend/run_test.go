@@ -223,6 +223,7 @@ func TestMetricsMoveAndReadyzFollowsRedis(t *testing.T) {
 	w.env["REDIS_URL"] = "redis://" + proxy.Addr() + "/0"
 	w.config(fmt.Sprintf(`
 credential: %s
+scheduler: {maintenance: "@every 1s"}
 regions:
   - {code: US, cron: "@every 1s", pages: 1}
   - {code: GB, cron: "@every 1s", pages: 1}
@@ -276,6 +277,10 @@ regions:
 	waitFor(t, "/readyz to recover", 10*time.Second, func() bool {
 		code, _ := get(t, base+"/readyz")
 		return code == 200
+	})
+	// The archive's upkeep runs on its own schedule beside the fetches.
+	waitFor(t, "a finished maintenance run", 30*time.Second, func() bool {
+		return strings.Contains(logs.String(), `msg="maintenance finished" index_segments=`)
 	})
 	cmd.Process.Signal(syscall.SIGTERM)
 	exitCode(t, cmd, 30*time.Second)

@@ -53,6 +53,7 @@ over-committed (the schedule would be refused before the day is out).`,
 			}
 			plan := scheduler.Project(cfg, jobs, from)
 			printPlan(c.stdout, cfg, plan)
+			printMaintenance(c.stdout, cfg, from)
 			if plan.OverCommitted() {
 				var over []string
 				for _, l := range plan.Limits {
@@ -107,6 +108,16 @@ func printPlan(w io.Writer, cfg *config.Config, p scheduler.Plan) {
 		}
 		fmt.Fprintf(w, "  all %d regions at the same rate: every %s\n", len(p.Regions), config.FormatDuration(p.Regions[0].FastestShared.Round(time.Second)))
 	}
+}
+
+// printMaintenance says when `ytrend run` does the archive's upkeep.
+func printMaintenance(w io.Writer, cfg *config.Config, from time.Time) {
+	s, on, _ := cfg.MaintenanceSchedule() // validated at load
+	if !on {
+		fmt.Fprintln(w, "\nArchive maintenance: off (run \"ytrend optimize\" now and then)")
+		return
+	}
+	fmt.Fprintf(w, "\nArchive maintenance (no quota): %s, next %s UTC\n", cfg.Scheduler.Maintenance, s.Next(from).UTC().Format("01-02 15:04:05"))
 }
 
 func perFetch(m map[string]int64, limits []scheduler.LimitPlan) string {
