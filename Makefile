@@ -14,7 +14,7 @@ help: ## List the targets
 
 .PHONY: build
 build: ## Build bin/ytrend
-	$(GO) build -trimpath -o $(BIN) ./cmd/ytrend
+	$(GO) build -o $(BIN) ./cmd/ytrend
 
 .PHONY: test
 test: ## go vet, the whole suite under -race, then a short fuzz of search text and schedule.yaml
