@@ -34,6 +34,8 @@ type Metrics struct {
 	runs          *prometheus.CounterVec
 	fetchDuration *prometheus.HistogramVec
 	lastSuccess   *prometheus.GaugeVec
+	maintenance   *prometheus.CounterVec
+	lastUpkeep    prometheus.Gauge
 }
 
 // New registers every collector. budget may be nil and given later with
@@ -62,8 +64,16 @@ func New(budget statuser) *Metrics {
 			Name: "ytrend_last_success_timestamp_seconds",
 			Help: "Unix time of each region's last run that finished ok.",
 		}, []string{"region"}),
+		maintenance: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ytrend_maintenance_runs_total",
+			Help: "Archive upkeep runs (scheduler.maintenance) by outcome: ok, failed, stopped.",
+		}, []string{"status"}),
+		lastUpkeep: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "ytrend_maintenance_last_success_timestamp_seconds",
+			Help: "Unix time the archive's last upkeep run finished ok.",
+		}),
 	}
-	m.reg.MustRegister(m.unitsReserved, m.refusals, m.runs, m.fetchDuration, m.lastSuccess,
+	m.reg.MustRegister(m.unitsReserved, m.refusals, m.runs, m.fetchDuration, m.lastSuccess, m.maintenance, m.lastUpkeep,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if budget != nil {
 		m.reg.MustRegister(&remainingCollector{budget: budget})
@@ -106,6 +116,20 @@ func (m *Metrics) ObserveRun(rep ingest.Report) {
 	}
 	if rep.Status == store.StatusOK {
 		m.lastSuccess.WithLabelValues(region).Set(float64(rep.Finished.Unix()))
+	}
+}
+
+// ObserveMaintenance counts one upkeep run: err nil is ok, stopped means a
+// shutdown cut it off, anything else failed.
+func (m *Metrics) ObserveMaintenance(finished time.Time, err error, stopped bool) {
+	switch {
+	case err == nil:
+		m.maintenance.WithLabelValues("ok").Inc()
+		m.lastUpkeep.Set(float64(finished.Unix()))
+	case stopped:
+		m.maintenance.WithLabelValues("stopped").Inc()
+	default:
+		m.maintenance.WithLabelValues("failed").Inc()
 	}
 }
 

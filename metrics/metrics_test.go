@@ -68,6 +68,22 @@ func TestObservationsBecomeExactCounters(t *testing.T) {
 	}
 }
 
+func TestMaintenanceOutcomes(t *testing.T) {
+	m := New(nil)
+	ok := time.Date(2026, 11, 22, 4, 17, 9, 0, time.UTC)
+	m.ObserveMaintenance(ok, nil, false)
+	m.ObserveMaintenance(ok.Add(time.Hour), context.Canceled, true)
+	m.ObserveMaintenance(ok.Add(2*time.Hour), errors.New("disk I/O error"), false)
+	for status, want := range map[string]float64{"ok": 1, "stopped": 1, "failed": 1} {
+		if got := testutil.ToFloat64(m.maintenance.WithLabelValues(status)); got != want {
+			t.Errorf("maintenance runs{%s} = %v, want %v", status, got, want)
+		}
+	}
+	if got := testutil.ToFloat64(m.lastUpkeep); got != float64(ok.Unix()) {
+		t.Errorf("last upkeep = %v, want %d (only an ok run moves it)", got, ok.Unix())
+	}
+}
+
 func TestHandlerServesMetricsAndHealth(t *testing.T) {
 	m := New(fakeBudget{})
 	ready := errors.New("redis: connection refused")

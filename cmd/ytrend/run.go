@@ -92,7 +92,12 @@ status is that of "ytrend fetch": 0 ok, 75 a region stopped on quota, 1 errors.`
 				f.Fetch(ctx, jobFor(a.cfg.Region(job.Region), store.TriggerSchedule, stop))
 			}, a.log)
 			if spec, ok, _ := a.cfg.MaintenanceSchedule(); ok { // validated at load
-				sched.AddTask(scheduler.Task{Name: "maintenance", Schedule: spec, Run: func(ctx context.Context) { _ = maintain(ctx, a) }})
+				sched.AddTask(scheduler.Task{Name: "maintenance", Schedule: spec, Run: func(ctx context.Context) {
+					err := maintain(ctx, a)
+					if m != nil {
+						m.ObserveMaintenance(time.Now(), err, err != nil && ctx.Err() != nil)
+					}
+				}})
 			}
 
 			if listen != "" {

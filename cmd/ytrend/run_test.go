@@ -282,6 +282,11 @@ regions:
 	waitFor(t, "a finished maintenance run", 30*time.Second, func() bool {
 		return strings.Contains(logs.String(), `msg="maintenance finished" index_segments=`)
 	})
+	waitFor(t, "the upkeep in /metrics", 10*time.Second, func() bool {
+		_, body := get(t, base+"/metrics")
+		m := metricsOf(body)
+		return m[`ytrend_maintenance_runs_total{status="ok"}`] >= 1 && m[`ytrend_maintenance_last_success_timestamp_seconds`] > 0
+	})
 	cmd.Process.Signal(syscall.SIGTERM)
 	exitCode(t, cmd, 30*time.Second)
 	w.assertNoKey(logs.String())
