@@ -188,6 +188,7 @@ func maintain(ctx context.Context, a *app) error {
 	default:
 		after, serr := a.db.IndexSegments(ctx)
 		if serr != nil {
+			a.log.Error("maintenance finished but the index could not be read", "err", serr, "duration", took)
 			return serr
 		}
 		a.log.Info("maintenance finished", "index_segments", after, "duration", took)
