@@ -54,18 +54,31 @@ func New(jobs []config.Job, fn Func, log *slog.Logger) *Scheduler {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Scheduler{jobs: jobs, fn: fn, log: log, ctx: ctx, cancel: cancel, stop: make(chan struct{}), ids: map[cron.EntryID]string{}}
 	s.cron = cron.New(cron.WithLocation(time.UTC), cron.WithLogger(cronLogger{log: log}))
-	for _, j := range jobs {
-		job := j
-		// One chain per region so its log lines name the region. Order
-		// matters: SkipIfStillRunning must wrap Recover. The other way round,
-		// a panic unwinds past SkipIfStillRunning's release and the region is
-		// skipped forever.
-		cl := cronLogger{log: log.With("region", job.Region.String())}
-		chain := cron.NewChain(cron.SkipIfStillRunning(cl), cron.Recover(cl))
-		id := s.cron.Schedule(job.Schedule, chain.Then(cron.FuncJob(func() { s.fire(job) })))
-		s.ids[id] = job.Region.String()
+	for _, job := range jobs {
+		s.schedule(job.Schedule, job.Region.String(), log.With("region", job.Region.String()), func() {
+			s.fn(s.ctx, job, s.stop)
+		})
 	}
 	return s
+}
+
+// schedule adds one cron entry, named for Next, that runs fn unless the
+// soft stop has begun. Each entry has its own chain so its log lines name
+// it. Order matters: SkipIfStillRunning must wrap Recover. The other way
+// round, a panic unwinds past SkipIfStillRunning's release and the entry is
+// skipped forever.
+func (s *Scheduler) schedule(sched cron.Schedule, name string, log *slog.Logger, fn func()) {
+	cl := cronLogger{log: log}
+	chain := cron.NewChain(cron.SkipIfStillRunning(cl), cron.Recover(cl))
+	id := s.cron.Schedule(sched, chain.Then(cron.FuncJob(func() {
+		select {
+		case <-s.stop:
+			return
+		default:
+		}
+		fn()
+	})))
+	s.ids[id] = name
 }
 
 // Task is upkeep that runs on its own schedule beside the regions, such as
@@ -81,16 +94,9 @@ type Task struct {
 // itself, and a panic is logged and the next tick still runs. Call it
 // before Start.
 func (s *Scheduler) AddTask(t Task) {
-	cl := cronLogger{log: s.log.With("task", t.Name)}
-	chain := cron.NewChain(cron.SkipIfStillRunning(cl), cron.Recover(cl))
-	id := s.cron.Schedule(t.Schedule, chain.Then(cron.FuncJob(func() {
+	s.schedule(t.Schedule, t.Name, s.log.With("task", t.Name), func() {
 		ctx, cancel := context.WithCancel(s.ctx)
 		defer cancel()
-		select {
-		case <-s.stop:
-			return
-		default:
-		}
 		go func() {
 			select {
 			case <-s.stop:
@@ -99,17 +105,7 @@ func (s *Scheduler) AddTask(t Task) {
 			}
 		}()
 		t.Run(ctx)
-	})))
-	s.ids[id] = t.Name
-}
-
-func (s *Scheduler) fire(job config.Job) {
-	select {
-	case <-s.stop:
-		return
-	default:
-	}
-	s.fn(s.ctx, job, s.stop)
+	})
 }
 
 // Start begins firing.
