@@ -15,22 +15,26 @@ import (
 type Backend interface {
 	// kind is "redis" or "ledger", for Status.
 	kind() string
-	// reserve prunes every limit, then checks the upstream marks (the
-	// credential's, and call's when call is not "") and all limits, and
+	// reserve checks the fence and the epoch, prunes every limit, then
+	// checks the upstream marks, the grace period and all limits, and
 	// records the reservation in every limit that counts it, or in none.
-	reserve(ctx context.Context, cred, call, id string, charges []charge) (decision, error)
+	// An epoch that is not r.epoch decides nothing (decision.replay): the
+	// caller syncs its record first.
+	reserve(ctx context.Context, cred string, r reservation) (decision, error)
 	// release removes every entry of id and reports whether there was one.
 	release(ctx context.Context, cred, id string, limits []charge) (bool, error)
 	// mark refuses reservations until until: of the whole credential when
 	// calls is empty, else of those calls. A mark lasting longer is kept.
 	mark(ctx context.Context, cred string, calls []string, until time.Time, reason string) error
-	// status prunes and reports every limit, the credential's mark and the
-	// marks of calls.
+	// status prunes and reports every limit, the credential's mark, the
+	// marks of calls, the epoch and the leader lease.
 	status(ctx context.Context, cred string, calls []string, limits []charge) (snapshot, error)
-	// replay adds journaled fail-open grants that are still inside their
-	// windows and not already present; it returns how many entries added
-	// anything. Running it twice adds nothing the second time.
-	replay(ctx context.Context, cred string, limits []charge, entries []journalEntry) (int, error)
+	// sync checks the epoch like reserve and adds the entries that are
+	// still inside their windows and not already present. Running it twice
+	// adds nothing the second time.
+	sync(ctx context.Context, cred string, s syncRequest) (syncResult, error)
+	// lease acquires, renews or releases the leader lease.
+	lease(ctx context.Context, cred string, op leaseOp, holder string, ttl time.Duration, token int64) (leaseState, error)
 	// now is the backend's clock; a cheap round trip, so it also serves Ping.
 	now(ctx context.Context) (time.Time, error)
 }
@@ -44,17 +48,51 @@ type charge struct {
 	cost   int64
 }
 
+// reservation is what reserve is asked to decide.
+type reservation struct {
+	call     string // whose own upstream mark applies besides the credential's; "" for none
+	id       string
+	callerID bool // the caller chose id: a reuse with another cost is an error
+	charges  []charge
+	epoch    string        // the epoch the caller last saw, "" for none
+	grace    time.Duration // how long a loss detected now admits nothing
+	fence    *Fence        // the leader lease the caller acts for, or nil
+}
+
 // decision is a backend's answer to reserve.
 type decision struct {
 	at         time.Time
 	granted    bool
 	duplicate  bool
-	refusedBy  int // index into charges; -1 none; upstreamRefusal for a mark
+	replay     bool // the epoch was not the caller's: nothing was decided
+	refusedBy  int  // index into charges; -1 none; upstreamRefusal, graceRefusal
 	retryAfter time.Duration
 	used       []int64 // per charge, after the decision
+	epoch      string
+	graceUntil time.Time
 }
 
-const upstreamRefusal = -2
+const (
+	upstreamRefusal = -2
+	graceRefusal    = -3
+)
+
+// syncRequest carries a process's grants to the backend.
+type syncRequest struct {
+	epoch   string
+	grace   time.Duration
+	limits  []charge
+	entries []journalEntry
+}
+
+// syncResult is a backend's answer to sync.
+type syncResult struct {
+	added      int
+	at         time.Time
+	epoch      string
+	graceUntil time.Time
+	restored   bool // the epoch was not the caller's: the books had been lost
+}
 
 // snapshot is a backend's answer to status.
 type snapshot struct {
@@ -62,6 +100,8 @@ type snapshot struct {
 	limits    []limitSnapshot
 	mark      *Exhaustion  // the credential's; nil when none is in force
 	callMarks []Exhaustion // the calls' marks in force, in the order asked
+	ledger    LedgerInfo
+	lease     string // "<token> <holder>", "" when free
 }
 
 type limitSnapshot struct {
@@ -69,12 +109,28 @@ type limitSnapshot struct {
 	oldest      time.Time // zero when the log is empty
 }
 
-// journalEntry is a fail-open grant waiting to be added to the backend.
-// costs is per limit, in the order of the limits passed to replay.
+// journalEntry is a grant to add to the backend. costs is per limit, in the
+// order of the limits passed to sync.
 type journalEntry struct {
 	id    string
 	at    time.Time
 	costs []int64
+}
+
+type leaseOp string
+
+const (
+	leaseAcquire leaseOp = "acquire"
+	leaseRenew   leaseOp = "renew"
+	leaseRelease leaseOp = "release"
+)
+
+// leaseState is a backend's answer to lease.
+type leaseState struct {
+	held  bool
+	token int64
+	ttl   time.Duration // remaining, for a lease held by another
+	at    time.Time
 }
 
 // ttlSlack is how much longer than its window a Redis key lives after its

@@ -55,6 +55,10 @@ type Config struct {
 	Policies map[string]Policy
 	// Timeout bounds each backend call; zero means DefaultTimeout.
 	Timeout time.Duration
+	// RebuildGrace is how long the ledger admits nothing after a process
+	// finds that it lost its books, so that the long-lived processes restore
+	// their grants first; zero means DefaultRebuildGrace.
+	RebuildGrace time.Duration
 }
 
 // DefaultConfig is the budget the issue specifies for one YouTube Data API
@@ -189,6 +193,9 @@ func (c Config) Validate() error {
 
 	if c.Timeout < 0 {
 		bad("timeout: must be >= 0 (0 means %s), got %s", DefaultTimeout, c.Timeout)
+	}
+	if c.RebuildGrace < 0 {
+		bad("rebuild_grace: must be >= 0 (0 means %s), got %s", DefaultRebuildGrace, c.RebuildGrace)
 	}
 	return errors.Join(errs...)
 }

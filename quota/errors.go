@@ -31,7 +31,40 @@ var (
 	// ErrInvalidID is returned for a reservation ID that is empty, longer than
 	// 64 bytes, or has characters outside [A-Za-z0-9_.:-].
 	ErrInvalidID = errors.New("quota: invalid reservation id")
+	// ErrIDReused is returned for a reservation ID that already holds units
+	// at another cost: a second cost would be a second charge.
+	ErrIDReused = errors.New("quota: reservation id reused with another cost")
+	// ErrFenced is returned for a reservation made for a leader whose lease
+	// is no longer the current one: a paused or partitioned replica that
+	// woke up. Nothing was charged; the replica must step down.
+	ErrFenced = errors.New("quota: fenced: not the current leader")
+	// ErrLimitConflict is matched by every *ConflictError.
+	ErrLimitConflict = errors.New("quota: conflicting limit definitions")
+	// ErrLedgerDamaged is returned when the embedded ledger's tables are
+	// missing from the archive: the books cannot be read, and an empty day
+	// is never assumed.
+	ErrLedgerDamaged = errors.New("quota: embedded ledger damaged")
 )
+
+// ConflictError is returned when this process defines a limit differently
+// (units or window) from the processes already spending from it. With
+// another window it would prune entries that still count for them, so
+// nothing is decided until the definitions agree.
+type ConflictError struct {
+	Limit  string
+	Stored Limit // the definition the ledger holds (Units and Window)
+	Mine   Limit // this process's
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("quota: limit %q is defined as %d units per %s by the processes already spending from it, "+
+		"but as %d units per %s here: make every process use one definition "+
+		"(the stored one is replaced once the limit's window holds no entries)",
+		e.Limit, e.Stored.Units, e.Stored.Window, e.Mine.Units, e.Mine.Window)
+}
+
+// Is makes errors.Is(err, ErrLimitConflict) true.
+func (e *ConflictError) Is(target error) bool { return target == ErrLimitConflict }
 
 // RefusedError is the error of a refused reservation. It carries what a caller
 // needs to decide between waiting and stopping the run.
@@ -45,7 +78,15 @@ type RefusedError struct {
 // MarkExhausted.
 const Upstream = "upstream"
 
+// Rebuild is the RefusedBy / RefusedError.Limit value of a refusal during
+// the grace period after the ledger lost its books (Config.RebuildGrace).
+const Rebuild = "rebuild"
+
 func (e *RefusedError) Error() string {
+	if e.Limit == Rebuild {
+		return fmt.Sprintf("quota: refused: the ledger was rebuilt after losing its books; "+
+			"admitting nothing while processes restore their grants: retry after %s", formatWait(e.RetryAfter))
+	}
 	if e.Limit == Upstream {
 		return fmt.Sprintf("quota: refused: upstream quota exhausted until %s: retry after %s",
 			e.Until.UTC().Format(time.RFC3339), formatWait(e.RetryAfter))

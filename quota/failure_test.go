@@ -35,9 +35,11 @@ type journalRow struct {
 	At              int64
 }
 
+// journalRows are the record's pending rows: fail-open grants the backend
+// has not seen yet.
 func journalRows(tb testing.TB, db *sql.DB, cred string) []journalRow {
 	tb.Helper()
-	rows, err := db.Query(`SELECT id, call, costs, at FROM quota_journal WHERE credential = ? ORDER BY at, id`, cred)
+	rows, err := db.Query(`SELECT id, call, costs, at FROM quota_grants WHERE credential = ? AND pending = 1 ORDER BY at, id`, cred)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -59,7 +61,8 @@ func journalRows(tb testing.TB, db *sql.DB, cred string) []journalRow {
 func insertJournal(tb testing.TB, db *sql.DB, cred string, rows ...journalRow) {
 	tb.Helper()
 	for _, r := range rows {
-		if _, err := db.Exec(`INSERT INTO quota_journal(credential, id, call, costs, at) VALUES (?, ?, ?, ?, ?)`,
+		if _, err := db.Exec(`INSERT OR REPLACE INTO quota_grants(credential, id, call, costs, at, epoch, pending)
+			VALUES (?, ?, ?, ?, ?, '', 1)`,
 			cred, r.ID, r.Call, r.Costs, r.At); err != nil {
 			tb.Fatal(err)
 		}
@@ -76,7 +79,7 @@ func TestFailurePolicy(t *testing.T) {
 	cfg.Credential = "failure-policy"
 	cfg.Timeout = 300 * time.Millisecond
 	var seen []quota.Result
-	l := newLimiter(t, cfg, quota.NewRedis(deadRedis(t)), quota.WithJournal(db.Writer()),
+	l := newLimiter(t, cfg, quota.NewRedis(deadRedis(t)), quota.WithRecord(db.Writer()),
 		quota.WithObserver(func(r quota.Result) { seen = append(seen, r) }))
 	ctx := context.Background()
 
@@ -139,18 +142,41 @@ func TestFailurePolicy(t *testing.T) {
 	}
 }
 
-// TestFailOpenWithoutJournal: fail-open still grants without a journal.
-func TestFailOpenWithoutJournal(t *testing.T) {
+// TestFailOpenNeedsARecord: a grant that cannot be recorded anywhere is not
+// given. Without a record, or when the record cannot be written (the
+// archive is locked: the embedded ledger's own case), a fail-open call is
+// refused with ErrBackend instead.
+func TestFailOpenNeedsARecord(t *testing.T) {
 	t.Parallel()
 	cfg := quota.DefaultConfig()
-	cfg.Credential = "no-journal"
+	cfg.Credential = "no-record"
 	cfg.Timeout = 300 * time.Millisecond
 	l := newLimiter(t, cfg, quota.NewRedis(deadRedis(t)))
-	if res, err := l.Reserve(context.Background(), "videos.list"); err != nil || !res.FailOpen {
-		t.Errorf("Reserve = %+v, %v; want a fail-open grant", res, err)
+	if res, err := l.Reserve(context.Background(), "videos.list"); !errors.Is(err, quota.ErrBackend) || res.Granted {
+		t.Errorf("Reserve without a record = %+v, %v; want ErrBackend and no grant", res, err)
 	}
-	if n, err := l.ReplayJournal(context.Background()); n != 0 || err != nil {
-		t.Errorf("ReplayJournal without a journal = %d, %v", n, err)
+
+	// The embedded ledger with its archive locked by another process: the
+	// ledger times out (unavailable), and the record, in the same file,
+	// cannot be written either.
+	db := openStore(t)
+	locker, err := sql.Open("sqlite", db.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { locker.Close() })
+	conn, err := locker.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.ExecContext(context.Background(), `BEGIN IMMEDIATE`); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.ExecContext(context.Background(), `ROLLBACK`); conn.Close() })
+	ll := newLimiter(t, cfg, quota.NewLedger(db.Writer()), quota.WithRecord(db.Writer()))
+	res, err := ll.Reserve(context.Background(), "videos.list")
+	if !errors.Is(err, quota.ErrBackend) || res.Granted || res.FailOpen {
+		t.Errorf("Reserve on a locked archive = %+v, %v; want ErrBackend and no grant", res, err)
 	}
 }
 
@@ -170,7 +196,7 @@ func TestFailOpenOnTimeout(t *testing.T) {
 			cfg := quota.DefaultConfig()
 			cfg.Credential = redistest.Prefix(t)
 			cfg.Timeout = 200 * time.Millisecond
-			l := newLimiter(t, cfg, quota.NewRedis(client))
+			l := newLimiter(t, cfg, quota.NewRedis(client), quota.WithRecord(openStore(t).Writer()))
 
 			start := time.Now()
 			res, err := l.Reserve(context.Background(), "videos.list")
@@ -221,7 +247,7 @@ func TestJournalReplay(t *testing.T) {
 	cfg := quota.DefaultConfig()
 	cfg.Credential = redistest.Prefix(t)
 	cfg.Timeout = 300 * time.Millisecond
-	l := newLimiter(t, cfg, quota.NewRedis(client), quota.WithJournal(db.Writer()))
+	l := newLimiter(t, cfg, quota.NewRedis(client), quota.WithRecord(db.Writer()))
 	direct := newLimiter(t, cfg, quota.NewRedis(rdb)) // another process, Redis never lost
 	ctx := context.Background()
 
@@ -265,10 +291,9 @@ func TestJournalReplay(t *testing.T) {
 		}
 	}
 
-	// Another process replaying the same rows (it read them before we
-	// deleted them) adds nothing.
+	// Replaying the same rows again adds nothing.
 	insertJournal(t, db.Writer(), cfg.Credential, journaled...)
-	if n, err := l.ReplayJournal(ctx); err != nil || n != 0 {
+	if n, err := replayed(l); err != nil || n != 0 {
 		t.Errorf("second replay = %d, %v; want 0 added", n, err)
 	}
 	if u := used(t, direct); u["daily"] != 5 {
@@ -282,12 +307,12 @@ func TestJournalReplay(t *testing.T) {
 	// is not counted twice.
 	mustGrant(t, direct, "videos.list", quota.WithID("lost-reply"))
 	insertJournal(t, db.Writer(), cfg.Credential, journalRow{ID: "lost-reply", Call: "videos.list", Costs: `{"daily":1}`, At: time.Now().UnixMicro()})
-	if n, err := l.ReplayJournal(ctx); err != nil || n != 0 {
+	if n, err := replayed(l); err != nil || n != 0 {
 		t.Errorf("replay of a lost-reply grant = %d, %v; want 0", n, err)
 	}
 	// An entry older than its window is dropped, not added.
 	insertJournal(t, db.Writer(), cfg.Credential, journalRow{ID: "ancient", Call: "videos.list", Costs: `{"daily":1}`, At: time.Now().Add(-25 * time.Hour).UnixMicro()})
-	if n, err := l.ReplayJournal(ctx); err != nil || n != 0 {
+	if n, err := replayed(l); err != nil || n != 0 {
 		t.Errorf("replay of an expired entry = %d, %v; want 0", n, err)
 	}
 	if u := used(t, direct); u["daily"] != 6 {
@@ -295,7 +320,7 @@ func TestJournalReplay(t *testing.T) {
 	}
 	// A journaled search.list counts in both of its limits.
 	insertJournal(t, db.Writer(), cfg.Credential, journalRow{ID: "s1", Call: "search.list", Costs: `{"daily":100,"search":100}`, At: time.Now().UnixMicro()})
-	if n, err := l.ReplayJournal(ctx); err != nil || n != 1 {
+	if n, err := replayed(l); err != nil || n != 1 {
 		t.Errorf("replay of a search = %d, %v; want 1", n, err)
 	}
 	if u := used(t, direct); u["daily"] != 106 || u["search"] != 100 {
@@ -304,7 +329,7 @@ func TestJournalReplay(t *testing.T) {
 }
 
 // TestJournalReplayAtStartup: rows left by an earlier process are replayed
-// by a new Limiter as soon as its backend answers.
+// by a new Limiter before its first answer (here a Status) is given.
 func TestJournalReplayAtStartup(t *testing.T) {
 	t.Parallel()
 	rdb := redistest.Client(t)
@@ -314,14 +339,18 @@ func TestJournalReplayAtStartup(t *testing.T) {
 	insertJournal(t, db.Writer(), cfg.Credential,
 		journalRow{ID: "left-1", Call: "videos.list", Costs: `{"daily":1}`, At: time.Now().Add(-time.Minute).UnixMicro()},
 		journalRow{ID: "left-2", Call: "videos.list", Costs: `{"daily":1}`, At: time.Now().Add(-time.Minute).UnixMicro()})
-	l := newLimiter(t, cfg, quota.NewRedis(rdb), quota.WithJournal(db.Writer()))
-	if err := l.Ping(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	l := newLimiter(t, cfg, quota.NewRedis(rdb), quota.WithRecord(db.Writer()))
 	if u := used(t, l); u["daily"] != 2 {
 		t.Errorf("daily used = %d after the first answer, want the 2 journaled units", u["daily"])
 	}
 	if got := journalRows(t, db.Writer(), cfg.Credential); len(got) != 0 {
 		t.Errorf("journal = %+v, want empty", got)
 	}
+}
+
+// replayed runs the sync a Limiter runs when fail-open grants wait, and
+// returns how many grants it added.
+func replayed(l *quota.Limiter) (int, error) {
+	rep, err := l.Sync(context.Background(), false)
+	return rep.Added, err
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"modernc.org/sqlite"
@@ -57,25 +58,58 @@ func (l *Ledger) tx(ctx context.Context, fn func(tx *sql.Tx, now int64) error) e
 	return nil
 }
 
-func (l *Ledger) reserve(ctx context.Context, cred, call, id string, charges []charge) (decision, error) {
+func (l *Ledger) reserve(ctx context.Context, cred string, rv reservation) (decision, error) {
 	var d decision
 	err := l.tx(ctx, func(tx *sql.Tx, now int64) error {
-		d = decision{at: time.UnixMicro(now), refusedBy: -1, used: make([]int64, len(charges))}
-		for i, c := range charges {
-			used, err := prune(ctx, tx, cred, c, now)
+		d = decision{at: time.UnixMicro(now), refusedBy: -1, used: make([]int64, len(rv.charges))}
+		if rv.fence != nil {
+			if cur, err := leaseValue(ctx, tx, cred, now); err != nil {
+				return err
+			} else if cur != rv.fence.value() {
+				return fmt.Errorf("%w: the lease is now %q", ErrFenced, cur)
+			}
+		}
+		if err := checkDefs(ctx, tx, cred, rv.charges, now); err != nil {
+			return err
+		}
+		for _, c := range rv.charges {
+			if c.cost == 0 {
+				continue
+			}
+			var cost int64
+			err := tx.QueryRowContext(ctx, `SELECT cost FROM quota_log
+				WHERE credential = ? AND limit_name = ? AND id = ? AND cost != ?`, cred, c.name, rv.id, c.cost).Scan(&cost)
+			if err == nil {
+				return fmt.Errorf("%w: limit %q already holds it with cost %d", ErrIDReused, c.name, cost)
+			}
+			if !errors.Is(err, sql.ErrNoRows) {
+				return err
+			}
+		}
+		ep, replay, err := epochCheck(ctx, tx, cred, rv.epoch, rv.grace, now)
+		if err != nil {
+			return err
+		}
+		d.epoch, d.graceUntil = ep.id, fromMicros(ep.graceUntil)
+		if replay {
+			d.replay = true
+			return nil
+		}
+		for i, c := range rv.charges {
+			used, err := usedIn(ctx, tx, cred, c, now)
 			if err != nil {
 				return err
 			}
 			d.used[i] = used
 		}
 
-		for _, c := range charges {
+		for _, c := range rv.charges {
 			if c.cost == 0 {
 				continue
 			}
 			var one int
 			err := tx.QueryRowContext(ctx, `SELECT 1 FROM quota_log
-				WHERE credential = ? AND limit_name = ? AND id = ? AND cost = ?`, cred, c.name, id, c.cost).Scan(&one)
+				WHERE credential = ? AND limit_name = ? AND id = ? AND cost = ?`, cred, c.name, rv.id, c.cost).Scan(&one)
 			if err == nil {
 				d.granted, d.duplicate = true, true
 				return nil
@@ -85,17 +119,21 @@ func (l *Ledger) reserve(ctx context.Context, cred, call, id string, charges []c
 			}
 		}
 
-		until, err := markUntil(ctx, tx, cred, call)
+		until, err := markUntil(ctx, tx, cred, rv.call)
 		if err != nil {
 			return err
 		}
-		if until > now {
-			d.refusedBy, d.retryAfter = upstreamRefusal, time.Duration(until-now)*time.Microsecond
+		if until > now || ep.graceUntil > now {
+			if ep.graceUntil > until {
+				d.refusedBy, d.retryAfter = graceRefusal, time.Duration(ep.graceUntil-now)*time.Microsecond
+			} else {
+				d.refusedBy, d.retryAfter = upstreamRefusal, time.Duration(until-now)*time.Microsecond
+			}
 			return nil
 		}
 
 		wait := time.Duration(-1)
-		for i, c := range charges {
+		for i, c := range rv.charges {
 			if c.cost == 0 || d.used[i]+c.cost <= c.units {
 				continue
 			}
@@ -112,78 +150,67 @@ func (l *Ledger) reserve(ctx context.Context, cred, call, id string, charges []c
 			return nil
 		}
 
-		for i, c := range charges {
+		added := 0
+		for i, c := range rv.charges {
 			if c.cost == 0 {
 				continue
 			}
 			if _, err := tx.ExecContext(ctx, `INSERT INTO quota_log(credential, limit_name, id, cost, at)
-				VALUES (?, ?, ?, ?, ?)`, cred, c.name, id, c.cost, now); err != nil {
-				return err
-			}
-			if err := addTotal(ctx, tx, cred, c.name, c.cost); err != nil {
+				VALUES (?, ?, ?, ?, ?)`, cred, c.name, rv.id, c.cost, now); err != nil {
 				return err
 			}
 			d.used[i] += c.cost
+			added++
 		}
 		d.granted = true
-		return nil
+		return addEntries(ctx, tx, cred, added)
 	})
 	return d, err
 }
 
-// prune deletes the entries that have left c's window (at <= now - window),
-// keeps the total equal to the sum of the rest, and returns that sum.
-func prune(ctx context.Context, tx *sql.Tx, cred string, c charge, now int64) (int64, error) {
-	rows, err := tx.QueryContext(ctx, `DELETE FROM quota_log
-		WHERE credential = ? AND limit_name = ? AND at <= ? RETURNING cost`, cred, c.name, now-micros(c.window))
+// retention is how long the ledger keeps an entry after it has left its
+// window. Counting only ever sums the window, so keeping entries costs no
+// time; it means a host clock that jumps forward, by up to this much past the
+// window, and back again, loses nothing: the entries count again once the
+// clock is right.
+const retention = 7 * 24 * time.Hour
+
+// usedIn returns the units in c's window at now, and deletes entries that
+// left it more than retention ago.
+func usedIn(ctx context.Context, tx *sql.Tx, cred string, c charge, now int64) (int64, error) {
+	res, err := tx.ExecContext(ctx, `DELETE FROM quota_log WHERE credential = ? AND limit_name = ? AND at <= ?`,
+		cred, c.name, now-micros(c.window+retention))
 	if err != nil {
 		return 0, err
 	}
-	var freed int64
-	for rows.Next() {
-		var cost int64
-		if err := rows.Scan(&cost); err != nil {
-			rows.Close()
+	if n, err := res.RowsAffected(); err != nil {
+		return 0, err
+	} else if n > 0 {
+		if err := addEntries(ctx, tx, cred, -int(n)); err != nil {
 			return 0, err
 		}
-		freed += cost
 	}
-	if err := rows.Close(); err != nil {
-		return 0, err
-	}
-
 	var used int64
-	err = tx.QueryRowContext(ctx, `SELECT used FROM quota_totals WHERE credential = ? AND limit_name = ?`,
-		cred, c.name).Scan(&used)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		// First use of this limit (or a total deleted by hand): count the log.
-		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(cost), 0) FROM quota_log
-			WHERE credential = ? AND limit_name = ?`, cred, c.name).Scan(&used); err != nil {
-			return 0, err
-		}
-		return used, addTotal(ctx, tx, cred, c.name, used)
-	case err != nil:
-		return 0, err
-	case freed > 0:
-		used -= freed
-		_, err = tx.ExecContext(ctx, `UPDATE quota_totals SET used = ? WHERE credential = ? AND limit_name = ?`,
-			used, cred, c.name)
-	}
+	err = tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(cost), 0) FROM quota_log
+		WHERE credential = ? AND limit_name = ? AND at > ?`, cred, c.name, now-micros(c.window)).Scan(&used)
 	return used, err
 }
 
-func addTotal(ctx context.Context, tx *sql.Tx, cred, name string, n int64) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO quota_totals(credential, limit_name, used) VALUES (?, ?, ?)
-		ON CONFLICT(credential, limit_name) DO UPDATE SET used = used + excluded.used`, cred, name, n)
+// addEntries keeps quota_epoch.entries equal to cred's quota_log rows.
+func addEntries(ctx context.Context, tx *sql.Tx, cred string, n int) error {
+	if n == 0 {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE quota_epoch SET entries = MAX(0, entries + ?) WHERE credential = ?`, n, cred)
 	return err
 }
 
-// waitFor walks c's entries oldest first until enough units have left for
-// c.cost to fit, and returns how long until the entry that frees them leaves.
+// waitFor walks c's entries in the window oldest first until enough units
+// have left for c.cost to fit, and returns how long until the entry that
+// frees them leaves.
 func waitFor(ctx context.Context, tx *sql.Tx, cred string, c charge, used, now int64) (time.Duration, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT cost, at FROM quota_log
-		WHERE credential = ? AND limit_name = ? ORDER BY at`, cred, c.name)
+		WHERE credential = ? AND limit_name = ? AND at > ? ORDER BY at`, cred, c.name, now-micros(c.window))
 	if err != nil {
 		return 0, err
 	}
@@ -198,7 +225,7 @@ func waitFor(ctx context.Context, tx *sql.Tx, cred string, c charge, used, now i
 			return time.Duration(at+micros(c.window)-now) * time.Microsecond, rows.Close()
 		}
 	}
-	return c.window, rows.Err() // unreachable while the total is exact
+	return c.window, rows.Err() // unreachable: the sum was read in this transaction
 }
 
 // markUntil is the end of the later of the credential's mark and call's.
@@ -209,30 +236,113 @@ func markUntil(ctx context.Context, tx *sql.Tx, cred, call string) (int64, error
 	return until, err
 }
 
+// checkDefs stores each limit's definition, or refuses one that differs
+// from the stored one while that limit still holds entries in the window of
+// either definition (once it holds none, the new definition replaces it).
+func checkDefs(ctx context.Context, tx *sql.Tx, cred string, limits []charge, now int64) error {
+	for _, c := range limits {
+		var units, window int64
+		err := tx.QueryRowContext(ctx, `SELECT units, window_us FROM quota_limits WHERE credential = ? AND limit_name = ?`,
+			cred, c.name).Scan(&units, &window)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+		case err != nil:
+			return err
+		case units == c.units && window == micros(c.window):
+			continue
+		default:
+			var live int
+			if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM quota_log
+				WHERE credential = ? AND limit_name = ? AND at > ?)`, cred, c.name, now-max(window, micros(c.window))).Scan(&live); err != nil {
+				return err
+			}
+			if live == 1 {
+				return &ConflictError{Limit: c.name, Stored: Limit{Units: units, Window: time.Duration(window) * time.Microsecond},
+					Mine: Limit{Units: c.units, Window: c.window}}
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO quota_limits(credential, limit_name, units, window_us) VALUES (?, ?, ?, ?)
+			ON CONFLICT DO UPDATE SET units = excluded.units, window_us = excluded.window_us`,
+			cred, c.name, c.units, micros(c.window)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ledgerEpoch is a quota_epoch row.
+type ledgerEpoch struct {
+	id                  string
+	created, graceUntil int64
+	rebuilt, restored   int64
+	entries             int64
+}
+
+// epochCheck is window.lua's epoch_check on the embedded ledger, plus one
+// check Redis cannot need: an epoch that says the log holds entries when it
+// holds none means the log was emptied behind the ledger's back. That is a
+// loss too, never an empty day.
+func epochCheck(ctx context.Context, tx *sql.Tx, cred, expected string, grace time.Duration, now int64) (ledgerEpoch, bool, error) {
+	var e ledgerEpoch
+	err := tx.QueryRowContext(ctx, `SELECT id, created, grace_until, rebuilt, restored, entries FROM quota_epoch
+		WHERE credential = ?`, cred).Scan(&e.id, &e.created, &e.graceUntil, &e.rebuilt, &e.restored, &e.entries)
+	lost := false
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		lost = expected != ""
+	case err != nil:
+		return e, false, err
+	case e.entries > 0:
+		var any int
+		if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM quota_log WHERE credential = ?)`, cred).Scan(&any); err != nil {
+			return e, false, err
+		}
+		if any == 0 {
+			lost = true
+			err = sql.ErrNoRows // start a new epoch below
+		}
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		e = ledgerEpoch{id: newEpoch(), created: now}
+		if lost {
+			e.rebuilt, e.graceUntil = now, now+micros(grace)
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO quota_epoch(credential, id, created, grace_until, rebuilt, restored, entries)
+			VALUES (?1, ?2, ?3, ?4, ?5, 0, (SELECT COUNT(*) FROM quota_log WHERE credential = ?1))
+			ON CONFLICT DO UPDATE SET id = excluded.id, created = excluded.created,
+			grace_until = excluded.grace_until, rebuilt = excluded.rebuilt, restored = 0, entries = excluded.entries`,
+			cred, e.id, e.created, e.graceUntil, e.rebuilt)
+		return e, lost, err
+	}
+	if expected == "" || expected == e.id {
+		return e, false, nil
+	}
+	if e.rebuilt == 0 {
+		e.rebuilt, e.graceUntil = now, now+micros(grace)
+		if _, err := tx.ExecContext(ctx, `UPDATE quota_epoch SET rebuilt = ?, grace_until = ? WHERE credential = ?`,
+			e.rebuilt, e.graceUntil, cred); err != nil {
+			return e, false, err
+		}
+	}
+	return e, true, nil
+}
+
 func (l *Ledger) release(ctx context.Context, cred, id string, limits []charge) (bool, error) {
 	var found bool
 	err := l.tx(ctx, func(tx *sql.Tx, now int64) error {
-		for _, c := range limits {
-			if _, err := prune(ctx, tx, cred, c, now); err != nil {
-				return err
-			}
-			var cost int64
-			err := tx.QueryRowContext(ctx, `DELETE FROM quota_log
-				WHERE credential = ? AND limit_name = ? AND id = ? RETURNING cost`, cred, c.name, id).Scan(&cost)
-			if errors.Is(err, sql.ErrNoRows) {
-				continue
-			}
-			if err != nil {
-				return err
-			}
-			found = true
-			// prune made sure the total row exists.
-			if _, err := tx.ExecContext(ctx, `UPDATE quota_totals SET used = used - ?
-				WHERE credential = ? AND limit_name = ?`, cost, cred, c.name); err != nil {
-				return err
-			}
+		if err := checkDefs(ctx, tx, cred, limits, now); err != nil {
+			return err
 		}
-		return nil
+		res, err := tx.ExecContext(ctx, `DELETE FROM quota_log WHERE credential = ? AND id = ?`, cred, id)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
+		found = n > 0
+		return addEntries(ctx, tx, cred, -int(n))
 	})
 	return found, err
 }
@@ -263,21 +373,36 @@ func (l *Ledger) status(ctx context.Context, cred string, calls []string, limits
 	var s snapshot
 	err := l.tx(ctx, func(tx *sql.Tx, now int64) error {
 		s = snapshot{at: time.UnixMicro(now)}
+		if err := checkDefs(ctx, tx, cred, limits, now); err != nil {
+			return err
+		}
 		for _, c := range limits {
-			used, err := prune(ctx, tx, cred, c, now)
+			used, err := usedIn(ctx, tx, cred, c, now)
 			if err != nil {
 				return err
 			}
 			ls := limitSnapshot{used: used}
 			var oldest sql.NullInt64
 			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*), MIN(at) FROM quota_log
-				WHERE credential = ? AND limit_name = ?`, cred, c.name).Scan(&ls.count, &oldest); err != nil {
+				WHERE credential = ? AND limit_name = ? AND at > ?`, cred, c.name, now-micros(c.window)).Scan(&ls.count, &oldest); err != nil {
 				return err
 			}
 			if oldest.Valid {
 				ls.oldest = time.UnixMicro(oldest.Int64)
 			}
 			s.limits = append(s.limits, ls)
+		}
+
+		var e ledgerEpoch
+		err := tx.QueryRowContext(ctx, `SELECT id, created, grace_until, rebuilt, restored FROM quota_epoch
+			WHERE credential = ?`, cred).Scan(&e.id, &e.created, &e.graceUntil, &e.rebuilt, &e.restored)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		s.ledger = LedgerInfo{Epoch: e.id, Created: fromMicros(e.created), Rebuilt: fromMicros(e.rebuilt),
+			Restored: e.restored, GraceUntil: fromMicros(e.graceUntil)}
+		if s.lease, err = leaseValue(ctx, tx, cred, now); err != nil {
+			return err
 		}
 
 		rows, err := tx.QueryContext(ctx, `SELECT call, until, reason FROM quota_marks
@@ -312,43 +437,115 @@ func (l *Ledger) status(ctx context.Context, cred string, calls []string, limits
 	return s, err
 }
 
-func (l *Ledger) replay(ctx context.Context, cred string, limits []charge, entries []journalEntry) (int, error) {
-	var added int
+func (l *Ledger) sync(ctx context.Context, cred string, sr syncRequest) (syncResult, error) {
+	var r syncResult
 	err := l.tx(ctx, func(tx *sql.Tx, now int64) error {
-		added = 0
-		for _, c := range limits {
-			if _, err := prune(ctx, tx, cred, c, now); err != nil {
-				return err
-			}
+		r = syncResult{at: time.UnixMicro(now)}
+		if err := checkDefs(ctx, tx, cred, sr.limits, now); err != nil {
+			return err
 		}
-		for _, e := range entries {
+		ep, restored, err := epochCheck(ctx, tx, cred, sr.epoch, sr.grace, now)
+		if err != nil {
+			return err
+		}
+		r.epoch, r.graceUntil, r.restored = ep.id, fromMicros(ep.graceUntil), restored
+		rows := 0
+		for _, e := range sr.entries {
 			at := min(e.at.UnixMicro(), now)
 			any := false
-			for i, c := range limits {
+			for i, c := range sr.limits {
 				cost := e.costs[i]
 				if cost <= 0 || at <= now-micros(c.window) {
 					continue
 				}
-				r, err := tx.ExecContext(ctx, `INSERT INTO quota_log(credential, limit_name, id, cost, at)
+				res, err := tx.ExecContext(ctx, `INSERT INTO quota_log(credential, limit_name, id, cost, at)
 					VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`, cred, c.name, e.id, cost, at)
 				if err != nil {
 					return err
 				}
-				if n, err := r.RowsAffected(); err != nil || n == 0 {
-					continue
-				}
-				if err := addTotal(ctx, tx, cred, c.name, cost); err != nil {
+				if n, err := res.RowsAffected(); err != nil {
 					return err
+				} else if n > 0 {
+					rows++
+					any = true
 				}
-				any = true
 			}
 			if any {
-				added++
+				r.added++
 			}
 		}
-		return nil
+		if err := addEntries(ctx, tx, cred, rows); err != nil {
+			return err
+		}
+		if restored && r.added > 0 {
+			_, err = tx.ExecContext(ctx, `UPDATE quota_epoch SET restored = restored + ? WHERE credential = ?`, r.added, cred)
+		}
+		return err
 	})
-	return added, err
+	return r, err
+}
+
+func (l *Ledger) lease(ctx context.Context, cred string, op leaseOp, holder string, ttl time.Duration, token int64) (leaseState, error) {
+	var st leaseState
+	err := l.tx(ctx, func(tx *sql.Tx, now int64) error {
+		st = leaseState{at: time.UnixMicro(now)}
+		var cur struct {
+			holder       string
+			token, until int64
+		}
+		err := tx.QueryRowContext(ctx, `SELECT holder, token, expires_at FROM quota_lease WHERE credential = ?`, cred).
+			Scan(&cur.holder, &cur.token, &cur.until)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		live := err == nil && cur.holder != "" && cur.until > now
+		expires := now + micros(ttl)
+		switch op {
+		case leaseAcquire:
+			switch {
+			case live && cur.holder != holder:
+				st.token, st.ttl = cur.token, time.Duration(cur.until-now)*time.Microsecond
+				return nil
+			case live:
+				st.held, st.token, st.ttl = true, cur.token, ttl
+			default:
+				// Tokens start from the clock, like lease.lua's.
+				st.held, st.token, st.ttl = true, max(cur.token, now/1000)+1, ttl
+			}
+			_, err = tx.ExecContext(ctx, `INSERT INTO quota_lease(credential, holder, token, expires_at) VALUES (?, ?, ?, ?)
+				ON CONFLICT DO UPDATE SET holder = excluded.holder, token = excluded.token, expires_at = excluded.expires_at`,
+				cred, holder, st.token, expires)
+			return err
+		case leaseRenew:
+			if live && cur.holder == holder && cur.token == token {
+				st.held, st.token, st.ttl = true, token, ttl
+				_, err = tx.ExecContext(ctx, `UPDATE quota_lease SET expires_at = ? WHERE credential = ?`, expires, cred)
+			}
+			return err
+		case leaseRelease:
+			if cur.holder == holder && cur.token == token {
+				_, err = tx.ExecContext(ctx, `UPDATE quota_lease SET holder = '', expires_at = 0 WHERE credential = ?`, cred)
+			}
+			return err
+		}
+		return fmt.Errorf("unknown lease op %q", op)
+	})
+	return st, err
+}
+
+// leaseValue is the live lease as "<token> <holder>", "" when free.
+func leaseValue(ctx context.Context, tx *sql.Tx, cred string, now int64) (string, error) {
+	var holder string
+	var token int64
+	err := tx.QueryRowContext(ctx, `SELECT holder, token FROM quota_lease
+		WHERE credential = ? AND holder != '' AND expires_at > ?`, cred, now).Scan(&holder, &token)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return (&Fence{Token: token, Holder: holder}).value(), nil
 }
 
 func (l *Ledger) now(ctx context.Context) (time.Time, error) {
@@ -361,8 +558,16 @@ func (l *Ledger) now(ctx context.Context) (time.Time, error) {
 
 // ledgerError marks the errors that mean "the file could not be used right
 // now" (locked past the timeout, interrupted, I/O) as unavailable, so the
-// call's Policy decides; anything else (a missing table) is a hard error.
+// call's Policy decides; a missing table is ErrLedgerDamaged; anything else
+// is a hard error.
 func ledgerError(err error) error {
+	if err == nil || errors.Is(err, ErrFenced) || errors.Is(err, ErrLimitConflict) || errors.Is(err, ErrIDReused) {
+		return err
+	}
+	if msg := err.Error(); strings.Contains(msg, "no such table: quota_") {
+		return fmt.Errorf("%w: %w (refusing to take a missing table for an empty day; "+
+			"the archive's quota tables were dropped: restore the archive, or move it aside to start new books)", ErrLedgerDamaged, err)
+	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, sql.ErrConnDone) {
 		return unavailableError{err}
 	}

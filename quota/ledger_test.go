@@ -17,7 +17,7 @@ func ledgerLimiter(tb testing.TB, cfg quota.Config, start time.Time) (*quota.Lim
 	clock := &fakeClock{now: start}
 	db := openStore(tb)
 	b := quota.NewLedger(db.Writer(), quota.WithClock(clock.Now))
-	return newLimiter(tb, cfg, b, quota.WithJournal(db.Writer())), clock, b
+	return newLimiter(tb, cfg, b, quota.WithRecord(db.Writer())), clock, b
 }
 
 // TestLedgerMarkExhaustedAcrossDST: Google's quota resets at midnight in Los
@@ -105,7 +105,7 @@ func TestLedgerRetryAfterExact(t *testing.T) {
 }
 
 // TestLedgerRows: the tables hold exactly one row per reservation and limit
-// that counts it, and a total equal to their sum.
+// that counts it, and the epoch counts them.
 func TestLedgerRows(t *testing.T) {
 	t.Parallel()
 	db := openStore(t)
@@ -138,11 +138,10 @@ func TestLedgerRows(t *testing.T) {
 			t.Errorf("quota_log[%d] = %s, want %s", i, got[i], want[i])
 		}
 	}
-	var daily, search int64
-	db.Writer().QueryRow(`SELECT used FROM quota_totals WHERE credential = 'main' AND limit_name = 'daily'`).Scan(&daily)
-	db.Writer().QueryRow(`SELECT used FROM quota_totals WHERE credential = 'main' AND limit_name = 'search'`).Scan(&search)
-	if daily != 102 || search != 100 {
-		t.Errorf("quota_totals daily %d search %d, want 102 and 100", daily, search)
+	var entries int64
+	db.Writer().QueryRow(`SELECT entries FROM quota_epoch WHERE credential = 'main'`).Scan(&entries)
+	if entries != 4 {
+		t.Errorf("quota_epoch.entries = %d, want the 4 rows", entries)
 	}
 }
 
@@ -154,7 +153,7 @@ func TestLedgerJournalReplay(t *testing.T) {
 	cfg := quota.DefaultConfig()
 	clock := &fakeClock{now: start}
 	db := openStore(t)
-	l := newLimiter(t, cfg, quota.NewLedger(db.Writer(), quota.WithClock(clock.Now)), quota.WithJournal(db.Writer()))
+	l := newLimiter(t, cfg, quota.NewLedger(db.Writer(), quota.WithClock(clock.Now)), quota.WithRecord(db.Writer()))
 	rows := []journalRow{
 		{ID: "j1", Call: "videos.list", Costs: `{"daily":1}`, At: start.Add(-time.Hour).UnixMicro()},
 		{ID: "j2", Call: "search.list", Costs: `{"daily":100,"search":100}`, At: start.Add(-30 * time.Minute).UnixMicro()},
@@ -162,14 +161,14 @@ func TestLedgerJournalReplay(t *testing.T) {
 		{ID: "j4", Call: "videos.list", Costs: `{"daily":1,"retired":5}`, At: start.Add(-25 * time.Hour).UnixMicro()},   // outside every window
 	}
 	insertJournal(t, db.Writer(), "main", rows...)
-	if n, err := l.ReplayJournal(context.Background()); err != nil || n != 3 {
+	if n, err := replayed(l); err != nil || n != 3 {
 		t.Fatalf("ReplayJournal = %d, %v; want 3 entries added", n, err)
 	}
 	if u := used(t, l); u["daily"] != 201 || u["search"] != 100 {
 		t.Errorf("used = %v, want daily 201 search 100", u)
 	}
 	insertJournal(t, db.Writer(), "main", rows...)
-	if n, err := l.ReplayJournal(context.Background()); err != nil || n != 0 {
+	if n, err := replayed(l); err != nil || n != 0 {
 		t.Errorf("second ReplayJournal = %d, %v; want 0", n, err)
 	}
 	st := status(t, l)

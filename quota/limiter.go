@@ -11,7 +11,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"time"
 )
 
@@ -20,28 +19,42 @@ import (
 // Backend, so any number of Limiters in any number of processes may share a
 // credential.
 type Limiter struct {
-	cfg     Config
-	backend Backend
-	journal *journal
-	log     *slog.Logger
-	observe func(Result)
+	cfg       Config
+	backend   Backend
+	record    *record
+	log       *slog.Logger
+	observe   func(Result)
+	onRebuild func(Rebuilt)
 
-	limits []charge            // every limit with cost 0: for status, release, replay
-	plans  map[string][]charge // call -> its cost in every limit
-	calls  []string            // the accepted calls, sorted
-	known  string              // the same, for error messages
+	limits  []charge            // every limit with cost 0: for status, release, sync
+	plans   map[string][]charge // call -> its cost in every limit
+	calls   []string            // the accepted calls, sorted
+	known   string              // the same, for error messages
+	longest time.Duration       // the longest window: how long the record keeps a grant
 
-	pending   atomic.Bool // the journal may hold rows to replay
-	replaying atomic.Bool
+	books books // the epoch this process last saw and the state of its record
 }
 
 // Option configures a Limiter.
 type Option func(*Limiter)
 
-// WithJournal journals fail-open grants in db's quota_journal table
-// (migrations/0002_quota.sql) so they reach the backend once it answers
-// again. Without it a fail-open grant is logged but never added to the books.
-func WithJournal(db *sql.DB) Option { return func(l *Limiter) { l.journal = &journal{db: db} } }
+// WithRecord keeps this process's record of its grants in db's
+// quota_grants table (migrations/0003_quota_books.sql): every grant for the
+// longest window, so that the books can be restored if the ledger loses
+// them, and the fail-open grants made while the backend was unreachable
+// until they reach it. Without a record nothing can be restored, and no call
+// fails open: a grant that cannot be recorded anywhere is not given.
+func WithRecord(db *sql.DB) Option { return func(l *Limiter) { l.record = &record{db: db} } }
+
+// WithRebuildObserver registers f to be called each time this process finds
+// that the ledger lost its books and restores its share of them.
+func WithRebuildObserver(f func(Rebuilt)) Option {
+	return func(l *Limiter) {
+		if f != nil {
+			l.onRebuild = f
+		}
+	}
+}
 
 // WithLogger sets the logger (default: discard).
 func WithLogger(log *slog.Logger) Option {
@@ -72,9 +85,13 @@ func New(cfg Config, b Backend, opts ...Option) (*Limiter, error) {
 	if b == nil {
 		return nil, errors.New("quota: nil backend")
 	}
-	l := &Limiter{cfg: cfg.clone(), backend: b, log: slog.New(slog.DiscardHandler), observe: func(Result) {}}
+	l := &Limiter{cfg: cfg.clone(), backend: b, log: slog.New(slog.DiscardHandler),
+		observe: func(Result) {}, onRebuild: func(Rebuilt) {}}
 	if l.cfg.Timeout == 0 {
 		l.cfg.Timeout = DefaultTimeout
+	}
+	if l.cfg.RebuildGrace == 0 {
+		l.cfg.RebuildGrace = DefaultRebuildGrace
 	}
 	for _, opt := range opts {
 		opt(l)
@@ -83,6 +100,7 @@ func New(cfg Config, b Backend, opts ...Option) (*Limiter, error) {
 
 	for _, lim := range l.cfg.Limits {
 		l.limits = append(l.limits, charge{name: lim.Name, units: lim.Units, window: lim.Window})
+		l.longest = max(l.longest, lim.Window)
 	}
 	l.plans = make(map[string][]charge, len(l.cfg.Costs))
 	for call, top := range l.cfg.Costs {
@@ -97,8 +115,6 @@ func New(cfg Config, b Backend, opts ...Option) (*Limiter, error) {
 	}
 	l.calls = slices.Sorted(maps.Keys(l.cfg.Costs))
 	l.known = strings.Join(l.calls, ", ")
-	// A previous run may have left fail-open grants behind.
-	l.pending.Store(l.journal != nil)
 	return l, nil
 }
 
@@ -112,6 +128,7 @@ type reserveOptions struct {
 	id      string
 	cost    int64
 	costSet bool
+	fence   *Fence
 }
 
 // WithID sets the reservation ID (1-64 bytes of [A-Za-z0-9_.:-]). Repeating a
@@ -127,6 +144,12 @@ func WithCost(n int64) ReserveOption {
 	return func(o *reserveOptions) { o.cost, o.costSet = n, true }
 }
 
+// WithFence makes the reservation on behalf of the leader holding f: it is
+// refused with ErrFenced, charging nothing, unless f is still the current
+// lease. A replica that was paused or cut off past its lease can spend
+// nothing when it wakes up.
+func WithFence(f Fence) ReserveOption { return func(o *reserveOptions) { o.fence = &f } }
+
 // Result is the outcome of one Reserve.
 type Result struct {
 	ID        string    `json:"id"`
@@ -134,7 +157,7 @@ type Result struct {
 	Cost      int64     `json:"cost"` // units in the top-level cost table, or n for WithCost
 	Granted   bool      `json:"granted"`
 	Duplicate bool      `json:"duplicate,omitempty"` // an earlier Reserve with this ID was granted; nothing charged now
-	FailOpen  bool      `json:"fail_open,omitempty"` // granted by policy while the backend was unreachable (journaled)
+	FailOpen  bool      `json:"fail_open,omitempty"` // granted by policy while the backend was unreachable (recorded, added later)
 	RefusedBy string    `json:"refused_by,omitempty"`
 	At        time.Time `json:"at"` // backend clock at the decision; the host clock for a fail-open grant
 	// RetryAfter is, for a refusal, the exact earliest moment this same
@@ -184,33 +207,45 @@ func (l *Limiter) Reserve(ctx context.Context, call string, opts ...ReserveOptio
 		return res, err
 	}
 
-	bctx, cancel := context.WithTimeout(ctx, l.cfg.Timeout)
-	d, err := l.backend.reserve(bctx, l.cfg.Credential, l.markScope(res.Call), res.ID, charges)
-	cancel()
-	if err != nil {
+	// Books first: grants this process made while the backend was
+	// unreachable, and on first contact its whole record (an audit), reach
+	// the backend before it decides anything.
+	if err := l.prepare(ctx); err != nil {
 		return l.backendFailed(ctx, res, charges, err)
 	}
-
+	rv := reservation{call: l.markScope(res.Call), id: res.ID, callerID: o.id != "", charges: charges,
+		grace: l.cfg.RebuildGrace, fence: o.fence}
+	d, err := l.decide(ctx, rv)
+	if err != nil {
+		if errors.Is(err, ErrFenced) || errors.Is(err, ErrLimitConflict) || errors.Is(err, ErrIDReused) ||
+			errors.Is(err, ErrLedgerDamaged) {
+			l.log.Warn("quota: reservation refused", "call", res.Call, "id", res.ID, "err", err)
+			return res, err
+		}
+		return l.backendFailed(ctx, res, charges, err)
+	}
 	res.At = d.at
 	res.Limits = l.usage(charges, d.used)
 	if d.granted {
 		res.Granted, res.Duplicate = true, d.duplicate
 		l.log.Debug("quota: granted", "call", res.Call, "id", res.ID, "cost", res.Cost, "duplicate", d.duplicate)
+		l.remember(ctx, res, charges, d.epoch, false)
 		l.observe(res)
-		l.afterContact(ctx)
 		return res, nil
 	}
 	refusal := &RefusedError{RetryAfter: d.retryAfter}
-	if d.refusedBy == upstreamRefusal {
+	switch d.refusedBy {
+	case upstreamRefusal:
 		refusal.Limit, refusal.Until = Upstream, d.at.Add(d.retryAfter)
-	} else {
+	case graceRefusal:
+		refusal.Limit, refusal.Until = Rebuild, d.graceUntil
+	default:
 		refusal.Limit = charges[d.refusedBy].name
 	}
 	res.RefusedBy, res.RetryAfter = refusal.Limit, refusal.RetryAfter
 	l.log.Debug("quota: refused", "call", res.Call, "id", res.ID, "cost", res.Cost,
 		"limit", refusal.Limit, "retry_after", refusal.RetryAfter)
 	l.observe(res)
-	l.afterContact(ctx)
 	return res, refusal
 }
 
@@ -286,105 +321,35 @@ func (l *Limiter) backendFailed(ctx context.Context, res Result, charges []charg
 		return res, fmt.Errorf("%w: reserve %s (policy closed): %w", ErrBackend, res.Call, err)
 	}
 
-	res.Granted, res.FailOpen, res.At = true, true, time.Now()
-	if l.journal == nil {
-		l.log.Warn("quota: backend unreachable; granted by fail-open policy, NOT journaled (no journal configured): these units will be missing from the books",
-			"call", res.Call, "id", res.ID, "cost", res.Cost, "err", err)
+	if l.record == nil {
+		l.log.Warn("quota: backend unreachable; not failing open: no record to keep the grant in", "call", res.Call, "id", res.ID, "err", err)
 		l.observe(res)
-		return res, nil
+		return res, fmt.Errorf("%w: reserve %s (policy open, but this process keeps no record of grants): %w", ErrBackend, res.Call, err)
 	}
-	row := journalRow{id: res.ID, call: res.Call, costs: map[string]int64{}, at: res.At}
-	for _, c := range charges {
-		if c.cost > 0 {
-			row.costs[c.name] = c.cost
-		}
-	}
-	// The grant stands even if the caller cancels now; the books need the row.
-	jctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), journalTimeout)
+	res.At = time.Now()
+	// A grant that cannot be recorded anywhere is not given: the books
+	// would never learn of it. The record write stands even if the caller
+	// cancels now.
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()
-	if jerr := l.journal.add(jctx, l.cfg.Credential, row); jerr != nil {
-		l.log.Error("quota: backend unreachable; granted by fail-open policy but the journal write failed: these units will be missing from the books",
-			"call", res.Call, "id", res.ID, "cost", res.Cost, "err", err, "journal_err", jerr)
-	} else {
-		l.log.Warn("quota: backend unreachable; granted by fail-open policy and journaled",
-			"call", res.Call, "id", res.ID, "cost", res.Cost, "err", err)
+	if rerr := l.record.add(rctx, l.cfg.Credential, l.grantRow(res, charges, "", true)); rerr != nil {
+		l.log.Error("quota: backend unreachable and the grant could not be recorded; refusing",
+			"call", res.Call, "id", res.ID, "cost", res.Cost, "err", err, "record_err", rerr)
+		l.observe(res)
+		return res, fmt.Errorf("%w: reserve %s: backend unreachable (%w) and the fail-open grant could not be recorded (%w)",
+			ErrBackend, res.Call, err, rerr)
 	}
-	l.pending.Store(true)
+	res.Granted, res.FailOpen = true, true
+	l.log.Warn("quota: backend unreachable; granted by fail-open policy and recorded, to be added once it answers",
+		"call", res.Call, "id", res.ID, "cost", res.Cost, "err", err)
+	l.books.pending.Store(true)
 	l.observe(res)
 	return res, nil
 }
 
-// journalTimeout bounds a fail-open grant's journal write: the archive's
-// single writer connection may be busy with a page write.
-const journalTimeout = 2 * time.Second
-
-// replayBatch is how many journal rows one replay script carries.
-const replayBatch = 256
-
-// afterContact replays the journal once the backend has answered, if a
-// fail-open grant (in this process, or left by an earlier one) may be
-// waiting. The flag keeps the common case to one atomic load.
-func (l *Limiter) afterContact(ctx context.Context) {
-	if l.journal == nil || !l.pending.Load() || !l.replaying.CompareAndSwap(false, true) {
-		return
-	}
-	defer l.replaying.Store(false)
-	l.pending.Store(false)
-	if _, err := l.ReplayJournal(ctx); err != nil {
-		l.pending.Store(true)
-		l.log.Warn("quota: journal replay failed; will retry after the next answer", "err", err)
-	}
-}
-
-// ReplayJournal adds the journaled fail-open grants of this credential to the
-// backend and deletes them from the journal. Entries already outside their
-// windows are dropped; entries the backend already holds (replayed by another
-// process, or granted by a reply that was lost) are not counted twice. It
-// returns how many entries added units. Reserve, Status and Ping run it
-// automatically once the backend answers; call it directly at startup if you
-// want the books complete before the first reservation.
-func (l *Limiter) ReplayJournal(ctx context.Context) (int, error) {
-	if l.journal == nil {
-		return 0, nil
-	}
-	total, seen := 0, 0
-	for {
-		rows, err := l.journal.next(ctx, l.cfg.Credential, replayBatch)
-		if err != nil {
-			return total, err
-		}
-		if len(rows) == 0 {
-			break
-		}
-		entries := make([]journalEntry, len(rows))
-		ids := make([]string, len(rows))
-		for i, r := range rows {
-			e := journalEntry{id: r.id, at: r.at, costs: make([]int64, len(l.limits))}
-			for j, c := range l.limits {
-				e.costs[j] = r.costs[c.name] // a limit no longer configured is skipped
-			}
-			entries[i], ids[i] = e, r.id
-		}
-		bctx, cancel := context.WithTimeout(ctx, l.cfg.Timeout)
-		added, err := l.backend.replay(bctx, l.cfg.Credential, l.limits, entries)
-		cancel()
-		if err != nil {
-			return total, fmt.Errorf("%w: replay journal: %w", ErrBackend, err)
-		}
-		if _, err := l.journal.remove(ctx, l.cfg.Credential, ids); err != nil {
-			return total, err
-		}
-		total += added
-		seen += len(rows)
-		if len(rows) < replayBatch {
-			break
-		}
-	}
-	if seen > 0 {
-		l.log.Info("quota: replayed fail-open journal", "entries", seen, "added", total)
-	}
-	return total, nil
-}
+// recordTimeout bounds a grant's record write: the archive's single writer
+// connection may be busy with a page write.
+const recordTimeout = 2 * time.Second
 
 // Release gives back the units of a reservation whose call never left the
 // process (it failed before being sent). A call that reached Google is never
@@ -393,28 +358,30 @@ func (l *Limiter) Release(ctx context.Context, id string) error {
 	if err := checkID(id); err != nil {
 		return err
 	}
-	var journaled bool
-	if l.journal != nil {
-		n, err := l.journal.remove(ctx, l.cfg.Credential, []string{id})
-		if err != nil {
-			return err
-		}
-		journaled = n > 0
-	}
 	bctx, cancel := context.WithTimeout(ctx, l.cfg.Timeout)
 	found, err := l.backend.release(bctx, l.cfg.Credential, id, l.limits)
 	cancel()
-	switch {
-	case err != nil && journaled && isUnavailable(err):
-		// A fail-open grant not yet replayed: dropping its row was the release.
-		return nil
-	case err != nil:
+	if err != nil && isUnavailable(err) && l.record != nil {
+		// A fail-open grant the backend never saw: dropping its row is the
+		// release. Any other row stays: the backend still counts it.
+		n, rerr := l.record.remove(ctx, l.cfg.Credential, []string{id}, true)
+		if rerr == nil && n > 0 {
+			return nil
+		}
+	}
+	if err != nil {
 		return fmt.Errorf("%w: release %s: %w", ErrBackend, id, err)
-	case !found && !journaled:
+	}
+	var recorded int64
+	if l.record != nil {
+		if recorded, err = l.record.remove(ctx, l.cfg.Credential, []string{id}, false); err != nil {
+			return err
+		}
+	}
+	if !found && recorded == 0 {
 		return fmt.Errorf("%w: %q", ErrNotFound, id)
 	}
 	l.log.Debug("quota: released", "id", id)
-	l.afterContact(ctx)
 	return nil
 }
 
@@ -466,6 +433,10 @@ type Status struct {
 	// force; ExhaustedCalls the marks on single calls, sorted by call.
 	Exhausted      *Exhaustion  `json:"exhausted,omitempty"`
 	ExhaustedCalls []Exhaustion `json:"exhausted_calls,omitempty"`
+	// Ledger is the ledger's identity: its epoch, age and last rebuild.
+	Ledger LedgerInfo `json:"ledger"`
+	// Leader is the `ytrend run` replica holding the leader lease, if any.
+	Leader *Fence `json:"leader,omitempty"`
 }
 
 // LimitStatus is one limit at one instant.
@@ -490,6 +461,9 @@ type Exhaustion struct {
 
 // Status reports every limit's usage and any upstream mark in force.
 func (l *Limiter) Status(ctx context.Context) (Status, error) {
+	if err := l.prepare(ctx); err != nil {
+		return Status{}, fmt.Errorf("%w: status: %w", ErrBackend, err)
+	}
 	bctx, cancel := context.WithTimeout(ctx, l.cfg.Timeout)
 	s, err := l.backend.status(bctx, l.cfg.Credential, l.calls, l.limits)
 	cancel()
@@ -497,7 +471,10 @@ func (l *Limiter) Status(ctx context.Context) (Status, error) {
 		return Status{}, fmt.Errorf("%w: status: %w", ErrBackend, err)
 	}
 	st := Status{Credential: l.cfg.Credential, Backend: l.backend.kind(), At: s.at,
-		Exhausted: s.mark, ExhaustedCalls: s.callMarks}
+		Exhausted: s.mark, ExhaustedCalls: s.callMarks, Ledger: s.ledger, Leader: parseLease(s.lease)}
+	if !st.Ledger.Created.IsZero() {
+		st.Ledger.Age = max(0, s.at.Sub(st.Ledger.Created))
+	}
 	for i, c := range l.limits {
 		ls := s.limits[i]
 		lst := LimitStatus{Name: c.name, Units: c.units, Window: c.window, Used: ls.used,
@@ -507,7 +484,6 @@ func (l *Limiter) Status(ctx context.Context) (Status, error) {
 		}
 		st.Limits = append(st.Limits, lst)
 	}
-	l.afterContact(ctx)
 	return st, nil
 }
 
@@ -519,7 +495,6 @@ func (l *Limiter) Ping(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("%w: ping: %w", ErrBackend, err)
 	}
-	l.afterContact(ctx)
 	return nil
 }
 

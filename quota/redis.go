@@ -12,10 +12,10 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// The scripts. Each is window.lua (the shared prune and clock functions)
-// followed by its own file, whose header states its KEYS, ARGV and reply.
-// redis.Script.Run sends EVALSHA and falls back to EVAL when the server's
-// script cache was flushed (SCRIPT FLUSH, restart, failover).
+// The scripts. Each is window.lua (the shared prune, clock and epoch
+// functions) followed by its own file, whose header states its KEYS, ARGV and
+// reply. redis.Script.Run sends EVALSHA and falls back to EVAL when the
+// server's script cache was flushed (SCRIPT FLUSH, restart, failover).
 var (
 	//go:embed window.lua
 	windowLua string
@@ -27,8 +27,10 @@ var (
 	statusLua string
 	//go:embed mark.lua
 	markLua string
-	//go:embed replay.lua
-	replayLua string
+	//go:embed sync.lua
+	syncLua string
+	//go:embed lease.lua
+	leaseLua string
 	//go:embed time.lua
 	timeLua string
 
@@ -36,7 +38,8 @@ var (
 	releaseScript = redis.NewScript(windowLua + releaseLua)
 	statusScript  = redis.NewScript(windowLua + statusLua)
 	markScript    = redis.NewScript(windowLua + markLua)
-	replayScript  = redis.NewScript(windowLua + replayLua)
+	syncScript    = redis.NewScript(windowLua + syncLua)
+	leaseScript   = redis.NewScript(windowLua + leaseLua)
 	timeScript    = redis.NewScript(windowLua + timeLua)
 )
 
@@ -73,7 +76,9 @@ func (r *Redis) kind() string { return "redis" }
 
 // key builds every Redis key this package uses:
 // ytrend:{cred}:log:<limit>, ytrend:{cred}:total:<limit>,
-// ytrend:{cred}:exhausted and ytrend:{cred}:exhausted:<call>.
+// ytrend:{cred}:exhausted, ytrend:{cred}:exhausted:<call>,
+// ytrend:{cred}:epoch, ytrend:{cred}:epoch:info,
+// ytrend:{cred}:leader and ytrend:{cred}:leader:seq.
 // The braces are a Cluster hash tag: one credential, one slot.
 func key(cred string, parts ...string) string {
 	return "ytrend:{" + cred + "}:" + strings.Join(parts, ":")
@@ -83,55 +88,79 @@ const (
 	keyLog       = "log"
 	keyTotal     = "total"
 	keyExhausted = "exhausted"
+	keyEpoch     = "epoch"
+	keyInfo      = "info"
+	keyLeader    = "leader"
+	keySeq       = "seq"
 )
 
-func (r *Redis) reserve(ctx context.Context, cred, call, id string, charges []charge) (decision, error) {
-	keys := make([]string, 0, 2+2*len(charges))
-	args := make([]any, 0, 1+4*len(charges))
+// limitArgs appends each limit's keys and its units, window and ttl.
+func limitArgs(cred string, keys []string, args []any, limits []charge) ([]string, []any) {
+	for _, c := range limits {
+		keys = append(keys, key(cred, keyLog, c.name), key(cred, keyTotal, c.name))
+		args = append(args, c.units, micros(c.window), ttl(c.window))
+	}
+	return keys, args
+}
+
+func (r *Redis) reserve(ctx context.Context, cred string, rv reservation) (decision, error) {
+	keys := make([]string, 0, 5+2*len(rv.charges))
+	args := make([]any, 0, 6+4*len(rv.charges))
 	keys = append(keys, key(cred, keyExhausted))
-	if call == "" {
+	if rv.call == "" {
 		keys = append(keys, keys[0])
 	} else {
-		keys = append(keys, key(cred, keyExhausted, call))
+		keys = append(keys, key(cred, keyExhausted, rv.call))
 	}
-	args = append(args, id)
-	for _, c := range charges {
+	keys = append(keys, key(cred, keyEpoch), key(cred, keyEpoch, keyInfo), key(cred, keyLeader))
+	callerID := "0"
+	if rv.callerID {
+		callerID = "1"
+	}
+	args = append(args, rv.id, rv.epoch, newEpoch(), micros(rv.grace), rv.fence.value(), callerID)
+	for _, c := range rv.charges {
 		keys = append(keys, key(cred, keyLog, c.name), key(cred, keyTotal, c.name))
 		args = append(args, c.units, micros(c.window), ttl(c.window), c.cost)
 	}
 	v, err := r.run(ctx, reserveScript, keys, args)
 	if err != nil {
-		return decision{}, err
+		return decision{}, scriptError(err, rv.charges)
 	}
-	n, err := ints(v, 5+len(charges))
+	vs, ok := v.([]any)
+	if !ok || len(vs) != 7+len(rv.charges) {
+		return decision{}, fmt.Errorf("redis: reserve.lua: unexpected reply %v", v)
+	}
+	epoch, _ := vs[5].(string)
+	vs[5] = int64(0)
+	n, err := ints(vs, len(vs))
 	if err != nil {
 		return decision{}, err
 	}
 	d := decision{
 		granted:    n[0] == 1,
+		replay:     n[0] == 2,
 		refusedBy:  int(n[1]) - 1,
 		retryAfter: time.Duration(n[2]) * time.Microsecond,
 		at:         time.UnixMicro(n[3]),
 		duplicate:  n[4] == 1,
-		used:       n[5:],
+		epoch:      epoch,
+		graceUntil: fromMicros(n[6]),
+		used:       n[7:],
 	}
-	if n[1] < 0 {
+	switch n[1] {
+	case -1:
 		d.refusedBy = upstreamRefusal
+	case -2:
+		d.refusedBy = graceRefusal
 	}
 	return d, nil
 }
 
 func (r *Redis) release(ctx context.Context, cred, id string, limits []charge) (bool, error) {
-	keys := make([]string, 0, 2*len(limits))
-	args := make([]any, 0, 1+2*len(limits))
-	args = append(args, id)
-	for _, c := range limits {
-		keys = append(keys, key(cred, keyLog, c.name), key(cred, keyTotal, c.name))
-		args = append(args, micros(c.window), ttl(c.window))
-	}
+	keys, args := limitArgs(cred, make([]string, 0, 2*len(limits)), append(make([]any, 0, 1+3*len(limits)), id), limits)
 	v, err := r.run(ctx, releaseScript, keys, args)
 	if err != nil {
-		return false, err
+		return false, scriptError(err, limits)
 	}
 	n, ok := v.(int64)
 	if !ok {
@@ -163,24 +192,20 @@ func (r *Redis) mark(ctx context.Context, cred string, calls []string, until tim
 }
 
 func (r *Redis) status(ctx context.Context, cred string, calls []string, limits []charge) (snapshot, error) {
-	keys := make([]string, 0, 1+len(calls)+2*len(limits))
-	args := make([]any, 0, 1+2*len(limits))
+	keys := make([]string, 0, 4+len(calls)+2*len(limits))
 	keys = append(keys, key(cred, keyExhausted))
 	for _, c := range calls {
 		keys = append(keys, key(cred, keyExhausted, c))
 	}
-	args = append(args, len(calls))
-	for _, c := range limits {
-		keys = append(keys, key(cred, keyLog, c.name), key(cred, keyTotal, c.name))
-		args = append(args, micros(c.window), ttl(c.window))
-	}
+	keys = append(keys, key(cred, keyEpoch), key(cred, keyEpoch, keyInfo), key(cred, keyLeader))
+	keys, args := limitArgs(cred, keys, []any{len(calls)}, limits)
 	v, err := r.run(ctx, statusScript, keys, args)
 	if err != nil {
-		return snapshot{}, err
+		return snapshot{}, scriptError(err, limits)
 	}
 	marks := 1 + len(calls)
 	vs, ok := v.([]any)
-	if !ok || len(vs) != 1+2*marks+3*len(limits) {
+	if !ok || len(vs) != 1+2*marks+6+3*len(limits) {
 		return snapshot{}, fmt.Errorf("redis: status.lua: unexpected reply %v", v)
 	}
 	reasons := make([]string, marks)
@@ -188,11 +213,15 @@ func (r *Redis) status(ctx context.Context, cred string, calls []string, limits 
 		reasons[j], _ = vs[2+2*j].(string)
 		vs[2+2*j] = int64(0)
 	}
+	eb := 1 + 2*marks // the epoch's fields
+	epoch, _ := vs[eb].(string)
+	lease, _ := vs[eb+5].(string)
+	vs[eb], vs[eb+5] = int64(0), int64(0)
 	n, err := ints(vs, len(vs))
 	if err != nil {
 		return snapshot{}, err
 	}
-	s := snapshot{at: time.UnixMicro(n[0])}
+	s := snapshot{at: time.UnixMicro(n[0]), lease: lease}
 	for j := range marks {
 		if until := n[1+2*j]; until > 0 {
 			e := Exhaustion{Until: time.UnixMicro(until), Reason: reasons[j]}
@@ -204,7 +233,9 @@ func (r *Redis) status(ctx context.Context, cred string, calls []string, limits 
 			}
 		}
 	}
-	base := 1 + 2*marks
+	s.ledger = LedgerInfo{Epoch: epoch, GraceUntil: fromMicros(n[eb+1]), Created: fromMicros(n[eb+2]),
+		Rebuilt: fromMicros(n[eb+3]), Restored: n[eb+4]}
+	base := eb + 6
 	for i := range limits {
 		ls := limitSnapshot{used: n[base+3*i], count: n[base+1+3*i]}
 		if o := n[base+2+3*i]; o > 0 {
@@ -215,29 +246,48 @@ func (r *Redis) status(ctx context.Context, cred string, calls []string, limits 
 	return s, nil
 }
 
-func (r *Redis) replay(ctx context.Context, cred string, limits []charge, entries []journalEntry) (int, error) {
-	keys := make([]string, 0, 2*len(limits))
-	args := make([]any, 0, 1+2*len(limits)+len(entries)*(2+len(limits)))
-	args = append(args, len(entries))
-	for _, c := range limits {
-		keys = append(keys, key(cred, keyLog, c.name), key(cred, keyTotal, c.name))
-		args = append(args, micros(c.window), ttl(c.window))
-	}
-	for _, e := range entries {
+func (r *Redis) sync(ctx context.Context, cred string, sr syncRequest) (syncResult, error) {
+	keys := make([]string, 0, 2+2*len(sr.limits))
+	keys = append(keys, key(cred, keyEpoch), key(cred, keyEpoch, keyInfo))
+	args := make([]any, 0, 4+3*len(sr.limits)+len(sr.entries)*(2+len(sr.limits)))
+	args = append(args, sr.epoch, newEpoch(), micros(sr.grace), len(sr.entries))
+	keys, args = limitArgs(cred, keys, args, sr.limits)
+	for _, e := range sr.entries {
 		args = append(args, e.id, e.at.UnixMicro())
 		for _, c := range e.costs {
 			args = append(args, c)
 		}
 	}
-	v, err := r.run(ctx, replayScript, keys, args)
+	v, err := r.run(ctx, syncScript, keys, args)
 	if err != nil {
-		return 0, err
+		return syncResult{}, scriptError(err, sr.limits)
 	}
-	n, err := ints(v, 2)
+	vs, ok := v.([]any)
+	if !ok || len(vs) != 5 {
+		return syncResult{}, fmt.Errorf("redis: sync.lua: unexpected reply %v", v)
+	}
+	epoch, _ := vs[2].(string)
+	vs[2] = int64(0)
+	n, err := ints(vs, 5)
 	if err != nil {
-		return 0, err
+		return syncResult{}, err
 	}
-	return int(n[0]), nil
+	return syncResult{added: int(n[0]), at: time.UnixMicro(n[1]), epoch: epoch,
+		graceUntil: fromMicros(n[3]), restored: n[4] == 1}, nil
+}
+
+func (r *Redis) lease(ctx context.Context, cred string, op leaseOp, holder string, ttl time.Duration, token int64) (leaseState, error) {
+	keys := []string{key(cred, keyLeader), key(cred, keyLeader, keySeq)}
+	v, err := r.run(ctx, leaseScript, keys, []any{string(op), holder, ttl.Milliseconds(), token})
+	if err != nil {
+		return leaseState{}, err
+	}
+	n, err := ints(v, 4)
+	if err != nil {
+		return leaseState{}, err
+	}
+	return leaseState{held: n[0] == 1, token: n[1], ttl: time.Duration(n[2]) * time.Millisecond,
+		at: time.UnixMicro(n[3])}, nil
 }
 
 func (r *Redis) now(ctx context.Context) (time.Time, error) {
@@ -250,6 +300,52 @@ func (r *Redis) now(ctx context.Context) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("redis: time.lua: unexpected reply %T", v)
 	}
 	return time.UnixMicro(us), nil
+}
+
+// scriptError turns the scripts' own error replies (see reserve.lua) into
+// this package's errors; anything else goes through as it came.
+func scriptError(err error, limits []charge) error {
+	var rerr redis.Error
+	if !errors.As(err, &rerr) {
+		return err
+	}
+	f := strings.Fields(rerr.Error())
+	if len(f) == 0 {
+		return err
+	}
+	name := func(s string) string {
+		if i, e := strconv.Atoi(s); e == nil && i >= 1 && i <= len(limits) {
+			return limits[i-1].name
+		}
+		return s
+	}
+	num := func(s string) int64 { n, _ := strconv.ParseInt(s, 10, 64); return n }
+	switch f[0] {
+	case "YTREND_FENCED":
+		return fmt.Errorf("%w: the lease is now %s", ErrFenced, strings.Join(f[1:], " "))
+	case "YTREND_CONFLICT":
+		if len(f) >= 6 {
+			c := &ConflictError{Limit: name(f[1]),
+				Stored: Limit{Units: num(f[2]), Window: time.Duration(num(f[3])) * time.Microsecond},
+				Mine:   Limit{Units: num(f[4]), Window: time.Duration(num(f[5])) * time.Microsecond}}
+			return c
+		}
+	case "YTREND_REUSED":
+		if len(f) >= 3 {
+			return fmt.Errorf("%w: limit %q already holds it with cost %s", ErrIDReused, name(f[1]), f[2])
+		}
+	}
+	return err
+}
+
+// newEpoch is a fresh ledger identity: 64 random bits.
+func newEpoch() string { return newID() }
+
+func fromMicros(us int64) time.Time {
+	if us <= 0 {
+		return time.Time{}
+	}
+	return time.UnixMicro(us)
 }
 
 // run runs s and returns when it answers or ctx ends, whichever is first.

@@ -2,6 +2,7 @@ package quota_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -89,6 +90,7 @@ func TestRedisKeys(t *testing.T) {
 	want := map[string]bool{
 		redisKey(cred, "log", "daily"): true, redisKey(cred, "total", "daily"): true,
 		redisKey(cred, "log", "search"): true, redisKey(cred, "total", "search"): true,
+		"ytrend:{" + cred + "}:epoch": true, redisKey(cred, "epoch", "info"): true,
 	}
 	if len(keys) != len(want) {
 		t.Errorf("keys = %v, want %v", keys, want)
@@ -104,8 +106,8 @@ func TestRedisKeys(t *testing.T) {
 	if got, _ := rdb.ZRange(ctx, redisKey(cred, "log", "search"), 0, -1).Result(); strings.Join(got, ",") != "s1|100" {
 		t.Errorf("search members = %v, want s1|100", got)
 	}
-	if got, _ := rdb.Get(ctx, redisKey(cred, "total", "daily")).Int64(); got != 102 {
-		t.Errorf("daily total = %d, want 102", got)
+	if got, _ := rdb.Get(ctx, redisKey(cred, "total", "daily")).Result(); got != "102 9500 86400000000" {
+		t.Errorf("daily total = %q, want 102 units with its definition, 9500 units per 24h in µs", got)
 	}
 
 	tests := []struct {
@@ -186,8 +188,8 @@ func TestRedisTotalSelfHeals(t *testing.T) {
 		if r := mustGrant(t, l, "seven"); r.Limits[0].Used != want {
 			t.Errorf("%s total: used = %d after the next reservation, want %d", tt.name, r.Limits[0].Used, want)
 		}
-		if got, _ := rdb.Get(ctx, total).Int64(); got != want {
-			t.Errorf("%s total: stored total = %d, want %d", tt.name, got, want)
+		if got, _ := rdb.Get(ctx, total).Result(); got != fmt.Sprintf("%d 100 3600000000", want) {
+			t.Errorf("%s total: stored total = %q, want %d with its definition", tt.name, got, want)
 		}
 		if pttl, _ := rdb.PTTL(ctx, total).Result(); pttl <= 0 {
 			t.Errorf("%s total: healed total has no TTL (%s)", tt.name, pttl)
@@ -214,8 +216,8 @@ func TestRedisKeysShareOneSlot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(keys) != 6 {
-		t.Fatalf("keys = %v, want 2 logs, 2 totals and 2 marks", keys)
+	if len(keys) != 8 {
+		t.Fatalf("keys = %v, want 2 logs, 2 totals, 2 marks and the epoch's 2", keys)
 	}
 	for _, k := range keys {
 		open := strings.IndexByte(k, '{')

@@ -2,27 +2,36 @@
 --
 -- KEYS[2i-1], KEYS[2i]    ytrend:{cred}:log:<limit i>, ytrend:{cred}:total:<limit i>   (i = 1..n)
 -- ARGV[1]                 reservation id (only [A-Za-z0-9_.:-], so it is a literal MATCH pattern)
--- ARGV[2i], ARGV[2i+1]    window_us_i, ttl_ms_i
+-- ARGV[3i-1 .. 3i+1]      units_i, window_us_i, ttl_ms_i
 -- Reply: the number of entries removed (0: unknown id, or already outside every window)
+-- Errors: YTREND_CONFLICT as in reserve.lua.
 
 local pattern = ARGV[1] .. '|*'
 local now = usec()
+local n = #KEYS / 2
+local limits, totals = {}, {}
+for i = 1, n do
+  local a = 3 * i - 1
+  limits[i] = limit(KEYS[2 * i - 1], KEYS[2 * i], ARGV[a], ARGV[a + 1], ARGV[a + 2])
+  totals[i] = redis.call('GET', KEYS[2 * i])
+  check_def(i, limits[i], totals[i])
+end
 local removed = 0
-for i = 1, #KEYS / 2 do
-  local log, total = KEYS[2 * i - 1], KEYS[2 * i]
-  prune(log, total, redis.call('GET', total), now, tonumber(ARGV[2 * i]), ARGV[2 * i + 1])
+for i, l in ipairs(limits) do
+  local used = prune(l, totals[i], now)
   -- Release is rare; a scan of one credential's log is cheap enough.
   local cursor = '0'
   repeat
-    local page = redis.call('ZSCAN', log, cursor, 'MATCH', pattern, 'COUNT', 1000)
+    local page = redis.call('ZSCAN', l.log, cursor, 'MATCH', pattern, 'COUNT', 1000)
     cursor = page[1]
     for j = 1, #page[2], 2 do
       local m = page[2][j]
-      if redis.call('ZREM', log, m) == 1 then
-        redis.call('DECRBY', total, member_cost(m))
+      if redis.call('ZREM', l.log, m) == 1 then
+        used = used - member_cost(m)
         removed = removed + 1
       end
     end
   until cursor == '0'
+  put_total(l, used)
 end
 return removed

@@ -5,53 +5,99 @@
 -- KEYS[1]                 ytrend:{cred}:exhausted          upstream mark on the whole credential
 -- KEYS[2]                 ytrend:{cred}:exhausted:<call>   upstream mark on this call alone
 --                                                          (KEYS[1] again when there is no call)
--- KEYS[2i+1], KEYS[2i+2]  ytrend:{cred}:log:<limit i>, ytrend:{cred}:total:<limit i>   (i = 1..n)
+-- KEYS[3], KEYS[4]        ytrend:{cred}:epoch, ytrend:{cred}:epoch:info
+-- KEYS[5]                 ytrend:{cred}:leader             the leader lease (lease.lua)
+-- KEYS[2i+4], KEYS[2i+5]  ytrend:{cred}:log:<limit i>, ytrend:{cred}:total:<limit i>   (i = 1..n)
 -- ARGV[1]                 reservation id
--- ARGV[4i-2 .. 4i+1]      units_i, window_us_i, ttl_ms_i, cost_i
+-- ARGV[2]                 the epoch the caller last saw ('' for none)
+-- ARGV[3]                 a fresh epoch id, used if the ledger has none
+-- ARGV[4]                 grace_us: how long a detected loss admits nothing
+-- ARGV[5]                 fence: "<token> <holder>" of the leader lease the caller acts for, '' for none
+-- ARGV[6]                 '1' when the id was chosen by the caller: a reuse with another cost is refused
+-- ARGV[4i+3 .. 4i+6]      units_i, window_us_i, ttl_ms_i, cost_i
 --                         (cost 0: limit i does not count this call; it is only pruned and reported)
--- Reply: {granted, refused_by, retry_after_us, now_us, duplicate, used_1, ..., used_n}
---   granted      1 or 0
---   refused_by   0 when granted, i for limit i, -1 for an upstream mark (the later of the two)
+-- Reply: {code, refused_by, retry_after_us, now_us, duplicate, epoch, grace_until_us, used_1, ..., used_n}
+--   code         1 granted; 0 refused; 2 the epoch is not the caller's: replay, then ask again
+--                (nothing was decided, used_i are 0)
+--   refused_by   0 when granted, i for limit i, -1 for an upstream mark, -2 for the grace period
+--                after a rebuild (the later of what applies)
 --   retry_after  exact wait until this same reservation would fit (0 when granted)
 --   duplicate    1 when id had already been granted: nothing was charged now
 --   used_i       units in limit i's window after the decision
+-- Errors (nothing recorded): YTREND_FENCED <lease> when the fence is not the
+-- current lease; YTREND_CONFLICT <limit> <units> <window> <units'> <window'>
+-- when a stored definition differs; YTREND_REUSED <limit> <cost> when the id
+-- holds another cost.
 
 local id = ARGV[1]
-local n = (#KEYS - 2) / 2
+local n = (#KEYS - 5) / 2
 local now = usec()
 
--- One MGET reads both marks and every total: each redis.call costs about as
--- much as the work it does, so the hot path keeps their number down.
-local mget = {KEYS[1], KEYS[2]}
+-- One MGET reads the marks, the epoch, the lease and every total: each
+-- redis.call costs about as much as the work it does, so the hot path keeps
+-- their number down.
+local mget = {KEYS[1], KEYS[2], KEYS[3], KEYS[5]}
 for i = 1, n do
-  mget[i + 2] = KEYS[2 * i + 2]
+  mget[i + 4] = KEYS[2 * i + 5]
 end
 local state = redis.call('MGET', unpack(mget))
 
--- Pruning defers writing the totals: a grant SETs them anyway.
+if ARGV[5] ~= '' and state[4] ~= ARGV[5] then
+  error({err = 'YTREND_FENCED ' .. (state[4] or 'none')})
+end
+
 local limits, used, stale = {}, {}, {}
 for i = 1, n do
-  local a = 4 * i - 2
-  local l = {
-    log = KEYS[2 * i + 1], total = KEYS[2 * i + 2],
-    units = tonumber(ARGV[a]), window = tonumber(ARGV[a + 1]),
-    ttl = ARGV[a + 2], cost = tonumber(ARGV[a + 3]),
-    member = id .. '|' .. ARGV[a + 3],
-  }
+  local a = 4 * i + 3
+  local l = limit(KEYS[2 * i + 4], KEYS[2 * i + 5], ARGV[a], ARGV[a + 1], ARGV[a + 2])
+  l.cost = tonumber(ARGV[a + 3])
+  l.member = id .. '|' .. ARGV[a + 3]
+  check_def(i, l, state[i + 4])
   limits[i] = l
-  used[i], stale[i] = prune(l.log, l.total, state[i + 2], now, l.window, l.ttl, true)
+end
+
+-- A caller's own id is rarely reused, and then it must mean the same cost:
+-- a second cost would be a second charge. Random ids skip the scan.
+if ARGV[6] == '1' then
+  for i, l in ipairs(limits) do
+    if l.cost > 0 then
+      local cursor = '0'
+      repeat
+        local page = redis.call('ZSCAN', l.log, cursor, 'MATCH', id .. '|*', 'COUNT', 1000)
+        cursor = page[1]
+        for j = 1, #page[2], 2 do
+          if page[2][j] ~= l.member then
+            error({err = 'YTREND_REUSED ' .. i .. ' ' .. int(member_cost(page[2][j]))})
+          end
+        end
+      until cursor == '0'
+    end
+  end
+end
+
+local epoch, grace_until, replay = epoch_check(KEYS[3], KEYS[4], state[3], ARGV[2], ARGV[3], tonumber(ARGV[4]), now)
+if replay then
+  local r = {2, 0, 0, now, 0, epoch, grace_until}
+  for i = 1, n do
+    r[7 + i] = 0
+  end
+  return r
+end
+
+for i, l in ipairs(limits) do
+  used[i], stale[i] = prune(l, state[i + 4], now)
 end
 
 -- reply writes the totals pruning left stale, then builds the reply.
 local function reply(granted, refused_by, wait, duplicate)
-  for i = 1, n do
+  for i, l in ipairs(limits) do
     if stale[i] then
-      redis.call('SET', limits[i].total, used[i], 'KEEPTTL')
+      put_total(l, used[i])
     end
   end
-  local r = {granted, refused_by, wait, now, duplicate}
+  local r = {granted, refused_by, wait, now, duplicate, epoch, grace_until}
   for i = 1, n do
-    r[5 + i] = used[i]
+    r[7 + i] = used[i]
   end
   return r
 end
@@ -69,9 +115,12 @@ local function granted_before()
 end
 
 local untilus = math.max(mark_end(state[1]), mark_end(state[2]))
-if untilus > now then
+if untilus > now or grace_until > now then
   if granted_before() then
     return reply(1, 0, 0, 1)
+  end
+  if grace_until > untilus then
+    return reply(0, -2, grace_until - now, 0)
   end
   return reply(0, -1, untilus - now, 0)
 end
@@ -134,7 +183,7 @@ for _, i in ipairs(added) do
   local l = limits[i]
   redis.call('PEXPIRE', l.log, l.ttl)
   used[i] = used[i] + l.cost -- prune made it exact
-  redis.call('SET', l.total, used[i], 'PX', l.ttl)
+  put_total(l, used[i])
   stale[i] = false
 end
 return reply(1, 0, 0, 0)

@@ -1,13 +1,20 @@
--- status.lua: prune and report every limit of a credential and its upstream marks.
+-- status.lua: prune and report every limit of a credential, its upstream
+-- marks, its epoch and its leader lease.
 --
 -- KEYS[1]                   ytrend:{cred}:exhausted
 -- KEYS[2 .. m+1]            ytrend:{cred}:exhausted:<call j>   (j = 1..m)
--- KEYS[m+2i], KEYS[m+2i+1]  ytrend:{cred}:log:<limit i>, ytrend:{cred}:total:<limit i>   (i = 1..n)
+-- KEYS[m+2], KEYS[m+3]      ytrend:{cred}:epoch, ytrend:{cred}:epoch:info
+-- KEYS[m+4]                 ytrend:{cred}:leader
+-- KEYS[m+3+2i], KEYS[m+4+2i]  ytrend:{cred}:log:<limit i>, ytrend:{cred}:total:<limit i>   (i = 1..n)
 -- ARGV[1]                   m
--- ARGV[2i], ARGV[2i+1]      window_us_i, ttl_ms_i
--- Reply: {now_us, until_0, reason_0, ..., until_m, reason_m, used_1, count_1, oldest_us_1, ..., used_n, count_n, oldest_us_n}
+-- ARGV[3i-1 .. 3i+1]        units_i, window_us_i, ttl_ms_i
+-- Reply: {now_us, until_0, reason_0, ..., until_m, reason_m,
+--         epoch, grace_until_us, created_us, rebuilt_us, restored, lease,
+--         used_1, count_1, oldest_us_1, ..., used_n, count_n, oldest_us_n}
 --   until_j/reason_j: the credential's mark (j = 0) and call j's; 0 and "" when none is in force
+--   epoch is '' when the ledger has none yet; lease is "<token> <holder>" or ''
 --   oldest_us_i is 0 when limit i's log is empty
+-- Errors: YTREND_CONFLICT as in reserve.lua.
 
 local m = tonumber(ARGV[1])
 local now = usec()
@@ -23,16 +30,40 @@ for j = 1, m + 1 do
     table.insert(r, '')
   end
 end
-for i = 1, (#KEYS - m - 1) / 2 do
-  local log, total = KEYS[m + 2 * i], KEYS[m + 2 * i + 1]
-  local used = prune(log, total, redis.call('GET', total), now, tonumber(ARGV[2 * i]), ARGV[2 * i + 1])
+
+local ev = redis.call('GET', KEYS[m + 2])
+local epoch, grace_until = '', 0
+if ev then
+  epoch, grace_until = string.match(ev, '^(%S+) (%d+)$')
+end
+local info = redis.call('HMGET', KEYS[m + 3], 'created', 'rebuilt', 'restored')
+table.insert(r, epoch or '')
+table.insert(r, tonumber(grace_until) or 0)
+table.insert(r, tonumber(info[1]) or 0)
+table.insert(r, tonumber(info[2]) or 0)
+table.insert(r, tonumber(info[3]) or 0)
+table.insert(r, redis.call('GET', KEYS[m + 4]) or '')
+
+local base = m + 3
+local limits, totals = {}, {}
+for i = 1, (#KEYS - base - 1) / 2 do
+  local a = 3 * i - 1
+  limits[i] = limit(KEYS[base + 2 * i], KEYS[base + 2 * i + 1], ARGV[a], ARGV[a + 1], ARGV[a + 2])
+  totals[i] = redis.call('GET', limits[i].total)
+  check_def(i, limits[i], totals[i])
+end
+for i, l in ipairs(limits) do
+  local used, dirty = prune(l, totals[i], now)
+  if dirty then
+    put_total(l, used)
+  end
   local oldest = 0
-  local first = redis.call('ZRANGE', log, 0, 0, 'WITHSCORES')
+  local first = redis.call('ZRANGE', l.log, 0, 0, 'WITHSCORES')
   if #first > 0 then
     oldest = tonumber(first[2])
   end
   table.insert(r, used)
-  table.insert(r, redis.call('ZCARD', log))
+  table.insert(r, redis.call('ZCARD', l.log))
   table.insert(r, oldest)
 end
 return r

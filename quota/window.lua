@@ -6,8 +6,19 @@
 --   ytrend:{cred}:log:<limit>    sorted set, one member per reservation:
 --                                "<id>|<cost>" scored by its grant time in
 --                                microseconds of Redis TIME
---   ytrend:{cred}:total:<limit>  string, the sum of the members' costs
+--   ytrend:{cred}:total:<limit>  string "<used> <units> <window_us>": the sum
+--                                of the members' costs, and the limit's
+--                                definition as the processes spending from it
+--                                agreed (a plain "<used>" is from before
+--                                definitions were stored, and is accepted)
 -- An entry with score s counts while s > now - window.
+--
+-- The ledger's identity is two keys without a TTL:
+--   ytrend:{cred}:epoch          string "<epoch id> <grace_until_us>"
+--   ytrend:{cred}:epoch:info     hash: created, rebuilt (0: never), restored
+-- A reservation names the epoch its process last saw. Finding none, or
+-- another, while the caller has seen one, means the books were lost: the
+-- caller replays its own record of grants (sync.lua) before it may spend.
 
 -- usec is Redis' own clock in microseconds. No client clock is ever used.
 local function usec()
@@ -26,68 +37,83 @@ local function member_cost(m)
   return tonumber(string.match(m, '|(%d+)$'))
 end
 
--- prune removes the entries that have left the window and returns the units
--- still in use, keeping the total equal to the sum of the remaining costs.
--- used is the total as the caller read it (GET or MGET; false if missing).
--- With defer_total, a total that only needs decrementing is not written;
--- the second result is then true and the caller must SET it to the first.
--- A missing total, or one that says the log is empty, is recomputed from the
--- members. A total whose log vanished (evicted) over-counts until it expires:
--- the safe direction for a budget.
-local function prune(log, total, used, now, window, ttl, defer_total)
-  local cutoff = int(now - window)
-  if not used then
-    -- No total: usually no log either (both expire together), so one read
-    -- of the whole log answers both what expired and what is still in use.
-    local all = redis.call('ZRANGE', log, 0, -1, 'WITHSCORES')
-    local sum, gone = 0, false
-    for j = 1, #all, 2 do
-      if tonumber(all[j + 1]) <= now - window then
-        gone = true
-      else
-        sum = sum + member_cost(all[j])
-      end
-    end
-    if gone then
-      redis.call('ZREMRANGEBYSCORE', log, '-inf', cutoff)
-    end
-    if sum > 0 then
-      redis.call('SET', total, sum, 'PX', ttl)
-    end
-    return sum, false
+-- limit builds a limit's record from its keys and definition.
+local function limit(log, total, units, window, ttl)
+  return {log = log, total = total, units = tonumber(units), window = tonumber(window), ttl = ttl}
+end
+
+-- check_def refuses a limit whose stored definition differs from the
+-- caller's: with another window the caller would prune entries that still
+-- count for the others. It raises before the script has written anything.
+local function check_def(name, l, v)
+  if not v then
+    return
   end
-  local expired = redis.call('ZRANGEBYSCORE', log, '-inf', cutoff)
-  if #expired > 0 then
-    redis.call('ZREMRANGEBYSCORE', log, '-inf', cutoff)
+  local units, window = string.match(v, '^%-?%d+ (%d+) (%d+)$')
+  if units and (tonumber(units) ~= l.units or tonumber(window) ~= l.window) then
+    error({err = 'YTREND_CONFLICT ' .. name .. ' ' .. units .. ' ' .. window .. ' ' .. int(l.units) .. ' ' .. int(l.window)})
   end
-  used = tonumber(used)
-  if #expired > 0 then
-    local freed = 0
-    for _, m in ipairs(expired) do
-      freed = freed + member_cost(m)
-    end
-    used = used - freed
-    if used > 0 then
-      if defer_total then
-        return used, true
-      end
-      redis.call('DECRBY', total, freed)
-    end
-  end
+end
+
+-- put_total writes a limit's total with its definition, or deletes it when
+-- nothing is left in the window.
+local function put_total(l, used)
   if used > 0 then
-    return used, false
+    redis.call('SET', l.total, int(used) .. ' ' .. int(l.units) .. ' ' .. int(l.window), 'PX', l.ttl)
+  else
+    redis.call('DEL', l.total)
   end
-  -- The total says the log is empty: make sure, and drop the total if so.
+end
+
+-- sum_log recomputes a limit's usage from its members.
+local function sum_log(l)
   local sum = 0
-  for _, m in ipairs(redis.call('ZRANGE', log, 0, -1)) do
+  for _, m in ipairs(redis.call('ZRANGE', l.log, 0, -1)) do
     sum = sum + member_cost(m)
   end
-  if sum > 0 then
-    redis.call('SET', total, sum, 'PX', ttl)
-  else
-    redis.call('DEL', total)
+  return sum
+end
+
+-- prune removes the entries of l that have left the window and returns the
+-- units still in use. v is the total as the caller read it (GET or MGET;
+-- false if missing). The second result is true when the total must be
+-- written (put_total) with the first: callers that record a grant write it
+-- anyway, so prune never writes it itself.
+--
+-- The common case costs one read: the oldest entry. An empty (or missing)
+-- log means nothing is in use, whatever the total says: a total whose log
+-- was deleted or evicted must not be renewed by grants and over-count
+-- forever. A missing total is recomputed from the members.
+local function prune(l, v, now)
+  local used = nil
+  if v then
+    used = tonumber(string.match(v, '^(%-?%d+)'))
   end
-  return sum, false
+  local first = redis.call('ZRANGE', l.log, 0, 0, 'WITHSCORES')
+  if #first == 0 then
+    return 0, used ~= nil
+  end
+  if tonumber(first[2]) > now - l.window then
+    if used == nil or used <= 0 then
+      -- No total, or one that says the log is empty: count the members.
+      return sum_log(l), true
+    end
+    return used, false
+  end
+  local cutoff = int(now - l.window)
+  local expired = redis.call('ZRANGEBYSCORE', l.log, '-inf', cutoff)
+  redis.call('ZREMRANGEBYSCORE', l.log, '-inf', cutoff)
+  if used == nil then
+    return sum_log(l), true
+  end
+  for _, m in ipairs(expired) do
+    used = used - member_cost(m)
+  end
+  if used <= 0 then
+    -- The total said no more than what expired: make sure from the members.
+    used = sum_log(l)
+  end
+  return used, true
 end
 
 -- mark_end reads the end (microseconds) from a mark's value
@@ -104,3 +130,43 @@ local function mark_until(key)
   return mark_end(redis.call('GET', key))
 end
 
+-- epoch_check compares the ledger's epoch (v, as read from its key) with the
+-- one the caller last saw (expected, '' for none). It creates a missing
+-- epoch as candidate. A missing or different epoch while the caller had seen
+-- one is a loss of the books: the first caller to notice it records when,
+-- and starts the grace period during which nothing is admitted, so that the
+-- long-lived processes restore their share first.
+-- Returns the epoch id, grace_until_us, and whether the caller must replay
+-- its record before it spends (true when the epoch is not the one it saw).
+local function epoch_check(key, info, v, expected, candidate, grace, now)
+  local id, grace_until
+  if v then
+    id, grace_until = string.match(v, '^(%S+) (%d+)$')
+    grace_until = tonumber(grace_until)
+  end
+  if id == nil then
+    id, grace_until = candidate, 0
+    local lost = expected ~= ''
+    if lost then
+      grace_until = now + grace
+    end
+    redis.call('SET', key, id .. ' ' .. int(grace_until))
+    redis.call('DEL', info)
+    redis.call('HSET', info, 'created', int(now), 'rebuilt', lost and int(now) or '0', 'restored', '0')
+    return id, grace_until, lost
+  end
+  if expected == '' or expected == id then
+    return id, grace_until, false
+  end
+  -- Another process created this epoch; if it had seen none, nobody has
+  -- called it a loss yet.
+  if redis.call('HGET', info, 'rebuilt') == '0' or redis.call('EXISTS', info) == 0 then
+    grace_until = now + grace
+    redis.call('SET', key, id .. ' ' .. int(grace_until))
+    redis.call('HSET', info, 'rebuilt', int(now))
+    if redis.call('HEXISTS', info, 'created') == 0 then
+      redis.call('HSET', info, 'created', int(now), 'restored', '0')
+    end
+  end
+  return id, grace_until, true
+end
