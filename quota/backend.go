@@ -79,10 +79,11 @@ const (
 
 // syncRequest carries a process's grants to the backend.
 type syncRequest struct {
-	epoch   string
-	grace   time.Duration
-	limits  []charge
-	entries []journalEntry
+	epoch     string
+	restoring bool // the caller met a loss: what it adds counts as restored
+	grace     time.Duration
+	limits    []charge
+	entries   []journalEntry
 }
 
 // syncResult is a backend's answer to sync.

@@ -218,7 +218,7 @@ type SyncReport struct {
 // call it on first contact (full) and while fail-open grants wait.
 func (l *Limiter) Sync(ctx context.Context, full bool) (SyncReport, error) {
 	if l.record == nil {
-		return l.syncOnce(ctx, nil)
+		return l.syncOnce(ctx, nil, false)
 	}
 	l.books.mu.Lock()
 	defer l.books.mu.Unlock()
@@ -229,7 +229,7 @@ func (l *Limiter) Sync(ctx context.Context, full bool) (SyncReport, error) {
 	l.books.pending.Store(false)
 	pending, err := l.record.grants(ctx, l.cfg.Credential, since, true)
 	if err == nil {
-		rep, err = l.send(ctx, pending)
+		rep, err = l.send(ctx, pending, false)
 	}
 	if err == nil {
 		err = l.record.synced(ctx, l.cfg.Credential, ids(pending))
@@ -243,7 +243,7 @@ func (l *Limiter) Sync(ctx context.Context, full bool) (SyncReport, error) {
 		if err != nil {
 			return rep, err
 		}
-		more, err := l.send(ctx, notPending(all, pending))
+		more, err := l.send(ctx, notPending(all, pending), rep.Restored)
 		if err != nil {
 			return rep, err
 		}
@@ -277,7 +277,7 @@ func (l *Limiter) restore(ctx context.Context) (SyncReport, error) {
 
 // send carries grants to the backend in batches; it always makes at least
 // one call, so the epoch is checked even with nothing to send.
-func (l *Limiter) send(ctx context.Context, gs []grantRow) (SyncReport, error) {
+func (l *Limiter) send(ctx context.Context, gs []grantRow, restoring bool) (SyncReport, error) {
 	var rep SyncReport
 	for first := true; first || len(gs) > 0; first = false {
 		batch := gs[:min(len(gs), syncBatch)]
@@ -290,21 +290,22 @@ func (l *Limiter) send(ctx context.Context, gs []grantRow) (SyncReport, error) {
 			}
 			entries[i] = e
 		}
-		r, err := l.syncOnce(ctx, entries)
+		r, err := l.syncOnce(ctx, entries, restoring)
 		if err != nil {
 			return rep, err
 		}
 		rep.Epoch, rep.Sent, rep.Added = r.Epoch, rep.Sent+len(batch), rep.Added+r.Added
 		rep.Restored = rep.Restored || r.Restored
+		restoring = restoring || r.Restored
 	}
 	return rep, nil
 }
 
-func (l *Limiter) syncOnce(ctx context.Context, entries []journalEntry) (SyncReport, error) {
+func (l *Limiter) syncOnce(ctx context.Context, entries []journalEntry, restoring bool) (SyncReport, error) {
 	bctx, cancel := context.WithTimeout(ctx, l.cfg.Timeout)
 	defer cancel()
 	r, err := l.backend.sync(bctx, l.cfg.Credential, syncRequest{epoch: l.books.get(), grace: l.cfg.RebuildGrace,
-		limits: l.limits, entries: entries})
+		limits: l.limits, entries: entries, restoring: restoring})
 	if err != nil {
 		if errors.Is(err, ErrLimitConflict) || errors.Is(err, ErrLedgerDamaged) {
 			return SyncReport{}, err

@@ -2,11 +2,14 @@ package quota_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/ytrend/ytrend/internal/redistest"
 	"github.com/ytrend/ytrend/quota"
@@ -137,3 +140,28 @@ func (c *fakeClock) Set(t time.Time) {
 }
 
 func (c *fakeClock) Advance(d time.Duration) { c.Set(c.Now().Add(d)) }
+
+// testBackend is a backend with the archive its process would keep its
+// record in: for the ledger, the same file.
+type testBackend struct {
+	backend quota.Backend
+	record  *sql.DB
+}
+
+// backends returns a fresh Redis and ledger backend, by name.
+func backends(t *testing.T) map[string]testBackend {
+	t.Helper()
+	ledger := openStore(t)
+	return map[string]testBackend{
+		"redis":  {quota.NewRedis(redistest.Client(t)), openStore(t).Writer()},
+		"ledger": {quota.NewLedger(ledger.Writer()), ledger.Writer()},
+	}
+}
+
+// proxied is a client that reaches Redis through p.
+func proxied(tb testing.TB, p *redistest.Proxy) *redis.Client {
+	tb.Helper()
+	c := redis.NewClient(&redis.Options{Addr: p.Addr()})
+	tb.Cleanup(func() { c.Close() })
+	return c
+}

@@ -290,6 +290,16 @@ func epochCheck(ctx context.Context, tx *sql.Tx, cred, expected string, grace ti
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		lost = expected != ""
+		if !lost {
+			// The record of this archive's processes lives beside the
+			// ledger: rows spent under an epoch prove there was one.
+			var spent int
+			if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM quota_grants
+				WHERE credential = ? AND epoch != '')`, cred).Scan(&spent); err != nil {
+				return e, false, err
+			}
+			lost = spent == 1
+		}
 	case err != nil:
 		return e, false, err
 	case e.entries > 0:
@@ -477,7 +487,7 @@ func (l *Ledger) sync(ctx context.Context, cred string, sr syncRequest) (syncRes
 		if err := addEntries(ctx, tx, cred, rows); err != nil {
 			return err
 		}
-		if restored && r.added > 0 {
+		if (restored || sr.restoring) && r.added > 0 {
 			_, err = tx.ExecContext(ctx, `UPDATE quota_epoch SET restored = restored + ? WHERE credential = ?`, r.added, cred)
 		}
 		return err

@@ -176,3 +176,47 @@ func TestLedgerJournalReplay(t *testing.T) {
 		t.Errorf("daily = %+v, want used 201 in 3 entries, the oldest (j3, 2h ago) freeing in 22h", st.Limits[0])
 	}
 }
+
+// TestLedgerClockJump: a host clock that jumps forward past the window and
+// back loses nothing. While it is ahead the old entries do not count (the
+// clock says they are old); once it is back they count again, beside what
+// was granted meanwhile.
+func TestLedgerClockJump(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	clock := &fakeClock{now: t0}
+	l := newLimiter(t, oneLimit("main", 100, time.Hour, smallCosts), quota.NewLedger(openStore(t).Writer(), quota.WithClock(clock.Now)))
+	for range 10 {
+		mustGrant(t, l, "seven")
+	}
+	clock.Set(t0.Add(3 * time.Hour))
+	if r := mustGrant(t, l, "one"); r.Limits[0].Used != 1 {
+		t.Errorf("while the clock is ahead: used %d, want 1", r.Limits[0].Used)
+	}
+	clock.Set(t0.Add(time.Minute))
+	if r := mustGrant(t, l, "seven"); r.Limits[0].Used != 78 {
+		t.Errorf("clock back: used %d, want 70 + 1 + 7: the entries survived the jump", r.Limits[0].Used)
+	}
+}
+
+// TestLedgerReleaseEveryCost: a release removes every entry of its ID, even
+// rows an older version left with two costs under one ID.
+func TestLedgerReleaseEveryCost(t *testing.T) {
+	t.Parallel()
+	db := openStore(t)
+	l := newLimiter(t, oneLimit("main", 100, time.Hour, smallCosts), quota.NewLedger(db.Writer()))
+	mustGrant(t, l, "", quota.WithCost(5), quota.WithID("twice"))
+	if _, err := db.Writer().Exec(`INSERT INTO quota_log(credential, limit_name, id, cost, at)
+		SELECT credential, limit_name, id, 7, at FROM quota_log WHERE id = 'twice'`); err != nil {
+		t.Fatal(err)
+	}
+	if u := used(t, l)["only"]; u != 12 {
+		t.Fatalf("used = %d, want the legacy 5 + 7", u)
+	}
+	if err := l.Release(context.Background(), "twice"); err != nil {
+		t.Fatal(err)
+	}
+	if u := used(t, l)["only"]; u != 0 {
+		t.Errorf("used after release = %d, want 0", u)
+	}
+}

@@ -250,7 +250,11 @@ func (r *Redis) sync(ctx context.Context, cred string, sr syncRequest) (syncResu
 	keys := make([]string, 0, 2+2*len(sr.limits))
 	keys = append(keys, key(cred, keyEpoch), key(cred, keyEpoch, keyInfo))
 	args := make([]any, 0, 4+3*len(sr.limits)+len(sr.entries)*(2+len(sr.limits)))
-	args = append(args, sr.epoch, newEpoch(), micros(sr.grace), len(sr.entries))
+	restoring := "0"
+	if sr.restoring {
+		restoring = "1"
+	}
+	args = append(args, sr.epoch, newEpoch(), micros(sr.grace), len(sr.entries), restoring)
 	keys, args = limitArgs(cred, keys, args, sr.limits)
 	for _, e := range sr.entries {
 		args = append(args, e.id, e.at.UnixMicro())

@@ -18,7 +18,7 @@ for i = 1, n do
 end
 local removed = 0
 for i, l in ipairs(limits) do
-  local used = prune(l, totals[i], now)
+  local used, _, orphan = prune(l, totals[i], now)
   -- Release is rare; a scan of one credential's log is cheap enough.
   local cursor = '0'
   repeat
@@ -32,6 +32,8 @@ for i, l in ipairs(limits) do
       end
     end
   until cursor == '0'
-  put_total(l, used)
+  if not orphan then -- a lost log's total is evidence for the next reservation
+    put_total(l, used)
+  end
 end
 return removed

@@ -75,17 +75,28 @@ if ARGV[6] == '1' then
   end
 end
 
-local epoch, grace_until, replay = epoch_check(KEYS[3], KEYS[4], state[3], ARGV[2], ARGV[3], tonumber(ARGV[4]), now)
+local lost = false
+for i, l in ipairs(limits) do
+  local orphan
+  used[i], stale[i], orphan = prune(l, state[i + 4], now)
+  if orphan then
+    -- The new epoch below is the lasting evidence; the total is rebuilt
+    -- from the replayed grants.
+    redis.call('DEL', l.total)
+    lost = true
+  end
+end
+
+local epoch, grace_until, replay = epoch_check(KEYS[3], KEYS[4], state[3], ARGV[2], ARGV[3], tonumber(ARGV[4]), now, lost)
 if replay then
   local r = {2, 0, 0, now, 0, epoch, grace_until}
-  for i = 1, n do
+  for i, l in ipairs(limits) do
+    if stale[i] then
+      put_total(l, used[i])
+    end
     r[7 + i] = 0
   end
   return r
-end
-
-for i, l in ipairs(limits) do
-  used[i], stale[i] = prune(l, state[i + 4], now)
 end
 
 -- reply writes the totals pruning left stale, then builds the reply.
@@ -181,9 +192,8 @@ for i, l in ipairs(limits) do
 end
 for _, i in ipairs(added) do
   local l = limits[i]
-  redis.call('PEXPIRE', l.log, l.ttl)
   used[i] = used[i] + l.cost -- prune made it exact
-  put_total(l, used[i])
+  put_total(l, used[i]) -- and renews the log's TTL
   stale[i] = false
 end
 return reply(1, 0, 0, 0)

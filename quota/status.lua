@@ -53,6 +53,8 @@ for i = 1, (#KEYS - base - 1) / 2 do
   check_def(i, limits[i], totals[i])
 end
 for i, l in ipairs(limits) do
+  -- A log lost under its total reads 0 here; the total is left as the
+  -- evidence the next reservation acts on.
   local used, dirty = prune(l, totals[i], now)
   if dirty then
     put_total(l, used)

@@ -10,7 +10,9 @@
 -- ARGV[2]                  a fresh epoch id, used if the ledger has none
 -- ARGV[3]                  grace_us (see reserve.lua)
 -- ARGV[4]                  number of entries m
--- ARGV[3i+2 .. 3i+4]       units_i, window_us_i, ttl_ms_i
+-- ARGV[5]                  '1' when the caller is restoring after a loss it met: the entries it
+--                          adds count as restored even though the epoch is now the one it saw
+-- ARGV[3i+3 .. 3i+5]       units_i, window_us_i, ttl_ms_i
 -- then per entry (2+n values): id, at_us, cost_1, ..., cost_n   (cost 0: not counted by limit i)
 -- Reply: {added, now_us, epoch, grace_until_us, restored}
 --   added     entries that added at least one member
@@ -28,21 +30,27 @@ local state = redis.call('MGET', unpack(mget))
 
 local limits = {}
 for i = 1, n do
-  local a = 3 * i + 2
+  local a = 3 * i + 3
   local l = limit(KEYS[2 * i + 1], KEYS[2 * i + 2], ARGV[a], ARGV[a + 1], ARGV[a + 2])
   check_def(i, l, state[i + 1])
   limits[i] = l
 end
 
-local epoch, grace_until, restored = epoch_check(KEYS[1], KEYS[2], state[1], ARGV[1], ARGV[2], tonumber(ARGV[3]), now)
-
 local used, dirty = {}, {}
+local lost = false
 for i, l in ipairs(limits) do
-  used[i], dirty[i] = prune(l, state[i + 1], now)
+  local orphan
+  used[i], dirty[i], orphan = prune(l, state[i + 1], now)
+  if orphan then
+    -- Rebuilt from what the processes replay, starting with these entries.
+    dirty[i], lost = true, true
+  end
 end
 
+local epoch, grace_until, restored = epoch_check(KEYS[1], KEYS[2], state[1], ARGV[1], ARGV[2], tonumber(ARGV[3]), now, lost)
+
 local added = 0
-local base = 5 + 3 * n
+local base = 6 + 3 * n
 for e = 0, m - 1 do
   local a = base + e * (2 + n)
   local id = ARGV[a]
@@ -66,12 +74,9 @@ end
 for i, l in ipairs(limits) do
   if dirty[i] then
     put_total(l, used[i])
-    if used[i] > 0 then
-      redis.call('PEXPIRE', l.log, l.ttl)
-    end
   end
 end
-if restored and added > 0 then
+if (restored or ARGV[5] == '1') and added > 0 then
   redis.call('HINCRBY', KEYS[2], 'restored', added)
 end
 return {added, now, epoch, grace_until, restored and 1 or 0}

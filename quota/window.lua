@@ -56,10 +56,13 @@ local function check_def(name, l, v)
 end
 
 -- put_total writes a limit's total with its definition, or deletes it when
--- nothing is left in the window.
+-- nothing is left in the window. The log's TTL is renewed with it: a log
+-- must never expire before its total, or the total would be taken for
+-- evidence that the log was lost.
 local function put_total(l, used)
   if used > 0 then
     redis.call('SET', l.total, int(used) .. ' ' .. int(l.units) .. ' ' .. int(l.window), 'PX', l.ttl)
+    redis.call('PEXPIRE', l.log, l.ttl)
   else
     redis.call('DEL', l.total)
   end
@@ -80,10 +83,12 @@ end
 -- written (put_total) with the first: callers that record a grant write it
 -- anyway, so prune never writes it itself.
 --
--- The common case costs one read: the oldest entry. An empty (or missing)
--- log means nothing is in use, whatever the total says: a total whose log
--- was deleted or evicted must not be renewed by grants and over-count
--- forever. A missing total is recomputed from the members.
+-- The common case costs one read: the oldest entry. A missing total is
+-- recomputed from the members. The third result is true when the log is
+-- gone but its total says units are in use: the log was deleted or evicted
+-- behind our back. That is a loss of the books, never an empty window: the
+-- caller starts a new epoch (epoch_check) so that every process replays its
+-- grants, and the total is not renewed by new grants to over-count forever.
 local function prune(l, v, now)
   local used = nil
   if v then
@@ -91,20 +96,20 @@ local function prune(l, v, now)
   end
   local first = redis.call('ZRANGE', l.log, 0, 0, 'WITHSCORES')
   if #first == 0 then
-    return 0, used ~= nil
+    return 0, false, used ~= nil and used > 0
   end
   if tonumber(first[2]) > now - l.window then
     if used == nil or used <= 0 then
       -- No total, or one that says the log is empty: count the members.
-      return sum_log(l), true
+      return sum_log(l), true, false
     end
-    return used, false
+    return used, false, false
   end
   local cutoff = int(now - l.window)
   local expired = redis.call('ZRANGEBYSCORE', l.log, '-inf', cutoff)
   redis.call('ZREMRANGEBYSCORE', l.log, '-inf', cutoff)
   if used == nil then
-    return sum_log(l), true
+    return sum_log(l), true, false
   end
   for _, m in ipairs(expired) do
     used = used - member_cost(m)
@@ -113,7 +118,7 @@ local function prune(l, v, now)
     -- The total said no more than what expired: make sure from the members.
     used = sum_log(l)
   end
-  return used, true
+  return used, true, false
 end
 
 -- mark_end reads the end (microseconds) from a mark's value
@@ -133,20 +138,22 @@ end
 -- epoch_check compares the ledger's epoch (v, as read from its key) with the
 -- one the caller last saw (expected, '' for none). It creates a missing
 -- epoch as candidate. A missing or different epoch while the caller had seen
--- one is a loss of the books: the first caller to notice it records when,
--- and starts the grace period during which nothing is admitted, so that the
--- long-lived processes restore their share first.
+-- one is a loss of the books, and so is a log lost under its total (lost,
+-- from prune): then a new epoch starts, so that every process replays its
+-- record. The first caller to notice a loss records when, and starts the
+-- grace period during which nothing is admitted, so that the long-lived
+-- processes restore their share first.
 -- Returns the epoch id, grace_until_us, and whether the caller must replay
 -- its record before it spends (true when the epoch is not the one it saw).
-local function epoch_check(key, info, v, expected, candidate, grace, now)
+local function epoch_check(key, info, v, expected, candidate, grace, now, lost)
   local id, grace_until
   if v then
     id, grace_until = string.match(v, '^(%S+) (%d+)$')
     grace_until = tonumber(grace_until)
   end
-  if id == nil then
+  if id == nil or lost then
+    lost = lost or expected ~= ''
     id, grace_until = candidate, 0
-    local lost = expected ~= ''
     if lost then
       grace_until = now + grace
     end
@@ -160,7 +167,7 @@ local function epoch_check(key, info, v, expected, candidate, grace, now)
   end
   -- Another process created this epoch; if it had seen none, nobody has
   -- called it a loss yet.
-  if redis.call('HGET', info, 'rebuilt') == '0' or redis.call('EXISTS', info) == 0 then
+  if (redis.call('HGET', info, 'rebuilt') or '0') == '0' then
     grace_until = now + grace
     redis.call('SET', key, id .. ' ' .. int(grace_until))
     redis.call('HSET', info, 'rebuilt', int(now))

@@ -1,0 +1,426 @@
+package quota_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ytrend/ytrend/internal/redistest"
+	"github.com/ytrend/ytrend/quota"
+)
+
+// grace is the rebuild grace these tests use: short, because Redis' clock
+// cannot be faked and the tests wait it out.
+const grace = 300 * time.Millisecond
+
+// lossCfg is a 100-unit hour with 1/7/100 costs and a short grace.
+func lossCfg(cred string) quota.Config {
+	cfg := oneLimit(cred, 100, time.Hour, mixedCosts)
+	cfg.RebuildGrace = grace
+	return cfg
+}
+
+// spend reserves call n times and fails unless each is granted.
+func spend(tb testing.TB, l *quota.Limiter, call string, n int) {
+	tb.Helper()
+	for range n {
+		mustGrant(tb, l, call)
+	}
+}
+
+// refusedBy reserves call and fails unless refused by limit; it returns the
+// refusal's Retry-After.
+func refusedBy(tb testing.TB, l *quota.Limiter, call, limit string) time.Duration {
+	tb.Helper()
+	res := mustRefuse(tb, l, call)
+	if res.RefusedBy != limit {
+		tb.Fatalf("Reserve(%q) refused by %q, want %q", call, res.RefusedBy, limit)
+	}
+	return res.RetryAfter
+}
+
+// TestBooksSurviveRedisLoss: two processes with separate archives spend,
+// then Redis loses the credential's books - every key (a restart without
+// persistence, FLUSHALL), or only the logs under their totals (eviction,
+// DEL). Once each has reserved again, quota status equals the survivors'
+// in-window grants, and no window ever holds more than the limit.
+func TestBooksSurviveRedisLoss(t *testing.T) {
+	t.Parallel()
+	losses := []struct {
+		name string
+		keys string // the pattern of keys deleted
+	}{
+		{"everything", "*"},
+		{"logs only", "log:*"},
+	}
+	for _, loss := range losses {
+		t.Run(loss.name, func(t *testing.T) {
+			t.Parallel()
+			rdb := redistest.Client(t)
+			cfg := lossCfg(redistest.Prefix(t))
+			a := newLimiter(t, cfg, quota.NewRedis(rdb), quota.WithRecord(openStore(t).Writer()))
+			b := newLimiter(t, cfg, quota.NewRedis(redistest.Client(t)), quota.WithRecord(openStore(t).Writer()))
+			spend(t, a, "seven", 3)
+			spend(t, a, "one", 1)
+			spend(t, b, "seven", 4)
+			if u := used(t, a)["only"]; u != 50 {
+				t.Fatalf("used before the loss = %d, want 50", u)
+			}
+			before := status(t, a).Ledger
+
+			ctx := context.Background()
+			keys, err := rdb.Keys(ctx, "ytrend:{"+cfg.Credential+"}:"+loss.keys).Result()
+			if err != nil || len(keys) == 0 {
+				t.Fatalf("keys to lose: %v, %v", keys, err)
+			}
+			if err := rdb.Del(ctx, keys...).Err(); err != nil {
+				t.Fatal(err)
+			}
+
+			// a meets the loss: it restores its own 22 units, then is refused
+			// for the grace period like everyone else.
+			if w := refusedBy(t, a, "seven", quota.Rebuild); w <= 0 || w > grace {
+				t.Errorf("Retry-After during the grace = %s, want within (0, %s]", w, grace)
+			}
+			st := status(t, a)
+			if st.Limits[0].Used != 22 || st.Ledger.Restored != 4 || st.Ledger.Epoch == before.Epoch || st.Ledger.Rebuilt.IsZero() {
+				t.Errorf("after a's restore: used %d, ledger %+v; want 22 units from 4 restored grants in a new epoch",
+					st.Limits[0].Used, st.Ledger)
+			}
+			// b meets the new epoch and restores its 28 before its own decision.
+			refusedBy(t, b, "one", quota.Rebuild)
+			st = status(t, b)
+			if st.Limits[0].Used != 50 || st.Ledger.Restored != 8 {
+				t.Errorf("after b's restore: used %d, restored %d; want the survivors' 50 units, 8 grants",
+					st.Limits[0].Used, st.Ledger.Restored)
+			}
+
+			time.Sleep(grace)       // wait the grace out; nothing here measures time
+			spend(t, b, "seven", 7) // 99
+			spend(t, a, "one", 1)   // 100
+			refusedBy(t, a, "one", "only")
+			refusedBy(t, b, "seven", "only")
+			if u := used(t, a)["only"]; u != 100 {
+				t.Errorf("used = %d, want exactly the limit", u)
+			}
+		})
+	}
+}
+
+// TestBooksRestoredAtStartup: a process that spent before the loss and
+// starts again (a CLI, a restarted daemon) finds the epoch it spent under in
+// its record, so it restores its share before its first decision.
+func TestBooksRestoredAtStartup(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Client(t)
+	cfg := lossCfg(redistest.Prefix(t))
+	archive := openStore(t)
+	first := newLimiter(t, cfg, quota.NewRedis(rdb), quota.WithRecord(archive.Writer()))
+	spend(t, first, "seven", 5)
+	wipe(t, cfg.Credential)
+
+	again := newLimiter(t, cfg, quota.NewRedis(rdb), quota.WithRecord(archive.Writer()))
+	refusedBy(t, again, "one", quota.Rebuild)
+	if st := status(t, again); st.Limits[0].Used != 35 || st.Ledger.Restored != 5 {
+		t.Errorf("used %d, restored %d; want 35 units from 5 grants", st.Limits[0].Used, st.Ledger.Restored)
+	}
+}
+
+// TestFreshLedgerHasNoGrace: the very first reservation of a credential
+// creates its epoch and is decided at once: only a loss starts a grace.
+func TestFreshLedgerHasNoGrace(t *testing.T) {
+	t.Parallel()
+	for name, b := range backends(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			l := newLimiter(t, lossCfg(redistest.Prefix(t)), b.backend, quota.WithRecord(b.record))
+			mustGrant(t, l, "seven")
+			st := status(t, l)
+			if st.Ledger.Epoch == "" || !st.Ledger.Rebuilt.IsZero() || st.Ledger.Created.IsZero() || st.Ledger.Age < 0 {
+				t.Errorf("ledger = %+v, want a new epoch that was never rebuilt", st.Ledger)
+			}
+		})
+	}
+}
+
+// TestEpochCheckRestoresPromptly: Sync (what `ytrend run` calls every few
+// seconds) notices the loss without reserving anything, and starts the grace
+// at once; a process that never spent is then refused too.
+func TestEpochCheckRestoresPromptly(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Client(t)
+	cfg := lossCfg(redistest.Prefix(t))
+	daemon := newLimiter(t, cfg, quota.NewRedis(rdb), quota.WithRecord(openStore(t).Writer()))
+	var seen []quota.Rebuilt
+	cli := newLimiter(t, cfg, quota.NewRedis(rdb), quota.WithRecord(openStore(t).Writer()),
+		quota.WithRebuildObserver(func(r quota.Rebuilt) { seen = append(seen, r) }))
+	spend(t, daemon, "seven", 2)
+	wipe(t, cfg.Credential)
+
+	rep, err := daemon.Sync(context.Background(), false)
+	if err != nil || !rep.Restored || rep.Sent != 2 || rep.Added != 2 {
+		t.Fatalf("Sync = %+v, %v; want the 2 grants restored", rep, err)
+	}
+	refusedBy(t, cli, "one", quota.Rebuild)
+	if u := used(t, cli)["only"]; u != 14 {
+		t.Errorf("used = %d, want the daemon's 14", u)
+	}
+	if len(seen) != 0 {
+		t.Errorf("a process with no grants reported a rebuild: %+v", seen)
+	}
+}
+
+// TestAuditReaddsPartialLoss: a failover can drop the last writes while the
+// epoch survives. The audit (Sync with full) re-adds whatever is missing,
+// and nothing twice.
+func TestAuditReaddsPartialLoss(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Client(t)
+	cfg := lossCfg(redistest.Prefix(t))
+	l := newLimiter(t, cfg, quota.NewRedis(rdb), quota.WithRecord(openStore(t).Writer()))
+	spend(t, l, "seven", 2)
+	last := mustGrant(t, l, "one", quota.WithID("last"))
+	// What a replica that missed the last script holds: no member, a total without it.
+	ctx := context.Background()
+	cred := cfg.Credential
+	rdb.ZRem(ctx, redisKey(cred, "log", "only"), "last|1")
+	rdb.Set(ctx, redisKey(cred, "total", "only"), "14 100 3600000000", time.Hour)
+	if u := used(t, l)["only"]; u != 14 {
+		t.Fatalf("used after the partial loss = %d, want 14", u)
+	}
+	rep, err := l.Sync(ctx, true)
+	if err != nil || rep.Restored || rep.Sent != 3 || rep.Added != 1 {
+		t.Fatalf("audit = %+v, %v; want 3 sent, 1 re-added, no rebuild", rep, err)
+	}
+	score, err := rdb.ZScore(ctx, redisKey(cred, "log", "only"), "last|1").Result()
+	if err != nil || int64(score) != last.At.UnixMicro() {
+		t.Errorf("re-added entry at %v (%v), want its grant time %d", int64(score), err, last.At.UnixMicro())
+	}
+	if rep, err := l.Sync(ctx, true); err != nil || rep.Added != 0 {
+		t.Errorf("second audit = %+v, %v; want nothing added", rep, err)
+	}
+	if u := used(t, l)["only"]; u != 15 {
+		t.Errorf("used = %d, want 15", u)
+	}
+}
+
+// TestLedgerEmptiedIsALoss: on the embedded ledger, an emptied log (or a
+// deleted epoch) is detected as a loss, never taken as an empty day.
+func TestLedgerEmptiedIsALoss(t *testing.T) {
+	t.Parallel()
+	for _, tables := range []string{"quota_log", "quota_log, quota_epoch"} {
+		t.Run(tables, func(t *testing.T) {
+			t.Parallel()
+			db := openStore(t)
+			cfg := lossCfg("main")
+			l := newLimiter(t, cfg, quota.NewLedger(db.Writer()), quota.WithRecord(db.Writer()))
+			spend(t, l, "seven", 3)
+			for _, table := range strings.Split(tables, ", ") {
+				if _, err := db.Writer().Exec(`DELETE FROM ` + table); err != nil {
+					t.Fatal(err)
+				}
+			}
+			other := newLimiter(t, cfg, quota.NewLedger(db.Writer())) // keeps no record
+			refusedBy(t, other, "one", quota.Rebuild)
+			refusedBy(t, l, "one", quota.Rebuild)
+			if st := status(t, l); st.Limits[0].Used != 21 || st.Ledger.Restored != 3 {
+				t.Errorf("used %d, restored %d; want 21 from 3 grants", st.Limits[0].Used, st.Ledger.Restored)
+			}
+		})
+	}
+}
+
+// TestLedgerDroppedTable: a dropped ledger table is an error that says so,
+// never an empty day.
+func TestLedgerDroppedTable(t *testing.T) {
+	t.Parallel()
+	db := openStore(t)
+	l := newLimiter(t, quota.DefaultConfig(), quota.NewLedger(db.Writer()))
+	mustGrant(t, l, "videos.list")
+	if _, err := db.Writer().Exec(`DROP TABLE quota_log`); err != nil {
+		t.Fatal(err)
+	}
+	res, err := l.Reserve(context.Background(), "videos.list")
+	if !errors.Is(err, quota.ErrLedgerDamaged) || res.Granted {
+		t.Errorf("Reserve = %+v, %v; want ErrLedgerDamaged", res, err)
+	}
+	if _, err := l.Status(context.Background()); !errors.Is(err, quota.ErrLedgerDamaged) {
+		t.Errorf("Status = %v, want ErrLedgerDamaged", err)
+	}
+}
+
+// TestConflictingDefinitions: a process that defines a limit with another
+// window or capacity than the processes already spending from it is refused
+// with an error naming both, and prunes nothing. Once the limit's window
+// holds no entries, the new definition takes over.
+func TestConflictingDefinitions(t *testing.T) {
+	t.Parallel()
+	for name, b := range backends(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			cred := redistest.Prefix(t)
+			hour := newLimiter(t, oneLimit(cred, 100, time.Hour, smallCosts), b.backend)
+			mustGrant(t, hour, "seven", quota.WithID("first"))
+			for _, other := range []quota.Config{
+				oneLimit(cred, 100, time.Minute, smallCosts),
+				oneLimit(cred, 50, time.Hour, smallCosts),
+			} {
+				l := newLimiter(t, other, b.backend)
+				_, err := l.Reserve(context.Background(), "one")
+				var conflict *quota.ConflictError
+				if !errors.As(err, &conflict) || !errors.Is(err, quota.ErrLimitConflict) {
+					t.Fatalf("Reserve with %+v = %v, want a ConflictError", other.Limits[0], err)
+				}
+				want := quota.ConflictError{Limit: "only", Stored: quota.Limit{Units: 100, Window: time.Hour},
+					Mine: quota.Limit{Units: other.Limits[0].Units, Window: other.Limits[0].Window}}
+				if conflict.Limit != want.Limit || conflict.Stored.Units != 100 || conflict.Stored.Window != time.Hour ||
+					conflict.Mine.Units != want.Mine.Units || conflict.Mine.Window != want.Mine.Window {
+					t.Errorf("conflict = %+v, want %+v", *conflict, want)
+				}
+				if msg := err.Error(); !strings.Contains(msg, "100 units per 1h0m0s") || !strings.Contains(msg, want.Mine.Window.String()) {
+					t.Errorf("message %q does not name both definitions", msg)
+				}
+				if _, err := l.Status(context.Background()); !errors.Is(err, quota.ErrLimitConflict) {
+					t.Errorf("Status = %v, want ErrLimitConflict", err)
+				}
+			}
+			if u := used(t, hour)["only"]; u != 7 {
+				t.Errorf("used = %d after the refused definitions, want 7", u)
+			}
+			if err := hour.Release(context.Background(), "first"); err != nil {
+				t.Fatal(err)
+			}
+			minute := newLimiter(t, oneLimit(cred, 100, time.Minute, smallCosts), b.backend)
+			mustGrant(t, minute, "one")
+		})
+	}
+}
+
+// TestIDReusedWithAnotherCost: reserving an ID again with another cost is an
+// error on both backends, never a second charge; a release then gives back
+// exactly the first.
+func TestIDReusedWithAnotherCost(t *testing.T) {
+	t.Parallel()
+	for name, b := range backends(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			l := newLimiter(t, oneLimit(redistest.Prefix(t), 100, time.Hour, mixedCosts), b.backend)
+			mustGrant(t, l, "", quota.WithCost(5), quota.WithID("job-1"))
+			res, err := l.Reserve(context.Background(), "", quota.WithCost(7), quota.WithID("job-1"))
+			if !errors.Is(err, quota.ErrIDReused) || res.Granted {
+				t.Errorf("reuse = %+v, %v; want ErrIDReused", res, err)
+			}
+			if r := mustGrant(t, l, "", quota.WithCost(5), quota.WithID("job-1")); !r.Duplicate {
+				t.Errorf("same ID, same cost = %+v, want a duplicate", r)
+			}
+			if u := used(t, l)["only"]; u != 5 {
+				t.Errorf("used = %d, want 5", u)
+			}
+			if err := l.Release(context.Background(), "job-1"); err != nil {
+				t.Fatal(err)
+			}
+			if u := used(t, l)["only"]; u != 0 {
+				t.Errorf("used after release = %d, want 0", u)
+			}
+		})
+	}
+}
+
+// TestFencing: only the current lease spends. A leader whose lease expired
+// and was taken over (a paused or partitioned replica) is refused with
+// ErrFenced and charges nothing; the new leader's token is larger.
+func TestFencing(t *testing.T) {
+	t.Parallel()
+	for name, b := range backends(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			l := newLimiter(t, oneLimit(redistest.Prefix(t), 100, time.Hour, mixedCosts), b.backend)
+			const ttl = 200 * time.Millisecond
+			a, err := l.AcquireLease(ctx, "replica-a", ttl)
+			if err != nil || !a.Held || a.Fence.Holder != "replica-a" || a.Fence.Token <= 0 {
+				t.Fatalf("a = %+v, %v", a, err)
+			}
+			if again, err := l.AcquireLease(ctx, "replica-a", ttl); err != nil || !again.Held || again.Fence != a.Fence {
+				t.Errorf("re-acquire by the holder = %+v, %v; want the same fence", again, err)
+			}
+			if b, err := l.AcquireLease(ctx, "replica-b", ttl); err != nil || b.Held || b.Fence.Token != a.Fence.Token || b.TTL <= 0 {
+				t.Errorf("b while a holds = %+v, %v; want refused, a's token and its remaining ttl", b, err)
+			}
+			mustGrant(t, l, "seven", quota.WithFence(a.Fence))
+			if st := status(t, l); st.Leader == nil || *st.Leader != a.Fence {
+				t.Errorf("status leader = %+v, want %+v", st.Leader, a.Fence)
+			}
+
+			time.Sleep(ttl + 50*time.Millisecond) // a is paused past its lease
+			bl, err := l.AcquireLease(ctx, "replica-b", ttl)
+			if err != nil || !bl.Held || bl.Fence.Token <= a.Fence.Token {
+				t.Fatalf("b after a's lease ran out = %+v, %v; want a larger token", bl, err)
+			}
+			res, err := l.Reserve(ctx, "seven", quota.WithFence(a.Fence))
+			if !errors.Is(err, quota.ErrFenced) || res.Granted {
+				t.Errorf("a wakes up and reserves: %+v, %v; want ErrFenced", res, err)
+			}
+			if ok, err := l.RenewLease(ctx, a.Fence, ttl); ok || err != nil {
+				t.Errorf("a renews = %v, %v; want false (lost)", ok, err)
+			}
+			mustGrant(t, l, "seven", quota.WithFence(bl.Fence))
+			if u := used(t, l)["only"]; u != 14 {
+				t.Errorf("used = %d, want 14: the fenced reservation charged nothing", u)
+			}
+			if ok, err := l.RenewLease(ctx, bl.Fence, ttl); !ok || err != nil {
+				t.Errorf("b renews = %v, %v; want true", ok, err)
+			}
+			if err := l.ReleaseLease(ctx, bl.Fence); err != nil {
+				t.Fatal(err)
+			}
+			if c, err := l.AcquireLease(ctx, "replica-c", ttl); err != nil || !c.Held || c.Fence.Token <= bl.Fence.Token {
+				t.Errorf("c after b released = %+v, %v; want it at once, with a larger token", c, err)
+			}
+		})
+	}
+}
+
+// TestReplayBeforeDecision: after an outage, the first reservation and the
+// first status count the fail-open grants made during it.
+func TestReplayBeforeDecision(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Client(t)
+	p := redistest.NewProxy(t, rdb.Options().Addr)
+	client := proxied(t, p)
+	cfg := oneLimit(redistest.Prefix(t), 10, time.Hour, map[string]int64{"one": 1, "five": 5})
+	cfg.Policies = map[string]quota.Policy{"one": quota.FailOpen}
+	cfg.Timeout = 300 * time.Millisecond
+	l := newLimiter(t, cfg, quota.NewRedis(client), quota.WithRecord(openStore(t).Writer()))
+	mustGrant(t, l, "one")
+	p.Set(redistest.Dead)
+	for range 7 {
+		if res, err := l.Reserve(context.Background(), "one"); err != nil || !res.FailOpen {
+			t.Fatalf("while dead: %+v, %v", res, err)
+		}
+	}
+	p.Set(redistest.Forwarding)
+	if u := used(t, l)["only"]; u != 8 {
+		t.Errorf("first status after the outage: used %d, want 8", u)
+	}
+	refusedBy(t, l, "five", "only")
+}
+
+// wipe deletes every Redis key of cred: what a restart without persistence
+// or a FLUSHALL does to it.
+func wipe(tb testing.TB, cred string) {
+	tb.Helper()
+	rdb := redistest.Client(tb)
+	ctx := context.Background()
+	keys, err := rdb.Keys(ctx, "ytrend:{"+cred+"}:*").Result()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if len(keys) > 0 {
+		if err := rdb.Del(ctx, keys...).Err(); err != nil {
+			tb.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,67 @@
+package quota
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Lease is the answer to AcquireLease.
+type Lease struct {
+	Held  bool          // this holder has the lease
+	Fence Fence         // the lease as it stands: this holder's when Held, else the current holder's
+	TTL   time.Duration // how long it lasts unless renewed (the other holder's remainder when not Held)
+}
+
+// errNoLeaseHolder is returned for an empty holder name.
+var errNoLeaseHolder = errors.New("quota: lease holder must not be empty")
+
+// AcquireLease takes the credential's leader lease for holder (a replica's
+// instance id) for ttl, or keeps it if holder has it already. The lease
+// lives in the budget's backend, so every replica that shares the budget
+// competes for the same one; its token grows with every new leader, and a
+// reservation made WithFence of a lease that is no longer current is
+// refused with ErrFenced.
+func (l *Limiter) AcquireLease(ctx context.Context, holder string, ttl time.Duration) (Lease, error) {
+	st, err := l.leaseOp(ctx, leaseAcquire, holder, ttl, 0)
+	if err != nil {
+		return Lease{}, err
+	}
+	f := Fence{Token: st.token, Holder: holder}
+	if !st.held {
+		f.Holder = "" // another replica's; its name is in Status
+	}
+	return Lease{Held: st.held, Fence: f, TTL: st.ttl}, nil
+}
+
+// RenewLease extends f for ttl and reports whether it was still current.
+// false means the lease was lost (it expired and another replica may hold
+// it): the caller must stop acting as the leader at once.
+func (l *Limiter) RenewLease(ctx context.Context, f Fence, ttl time.Duration) (bool, error) {
+	st, err := l.leaseOp(ctx, leaseRenew, f.Holder, ttl, f.Token)
+	return st.held, err
+}
+
+// ReleaseLease gives f up, if it is still current, so that a standby takes
+// over at once instead of after the TTL.
+func (l *Limiter) ReleaseLease(ctx context.Context, f Fence) error {
+	_, err := l.leaseOp(ctx, leaseRelease, f.Holder, time.Millisecond, f.Token)
+	return err
+}
+
+func (l *Limiter) leaseOp(ctx context.Context, op leaseOp, holder string, ttl time.Duration, token int64) (leaseState, error) {
+	if holder == "" {
+		return leaseState{}, errNoLeaseHolder
+	}
+	if ttl < time.Millisecond {
+		return leaseState{}, fmt.Errorf("quota: lease ttl %s: must be at least 1ms", ttl)
+	}
+	bctx, cancel := context.WithTimeout(ctx, l.cfg.Timeout)
+	defer cancel()
+	st, err := l.backend.lease(bctx, l.cfg.Credential, op, holder, ttl, token)
+	if err != nil {
+		return leaseState{}, fmt.Errorf("%w: lease %s: %w", ErrBackend, op, err)
+	}
+	return st, nil
+}
