@@ -56,6 +56,13 @@ type Limit struct {
 type Redis struct {
 	URL     string   `yaml:"url"`     // "" = embedded ledger in the archive
 	Timeout Duration `yaml:"timeout"` // per budget call; past it the failure policy applies
+	// EpochCheck is how often `ytrend run` checks that the ledger still has
+	// its books (and restores its share if not), even with nothing to reserve.
+	EpochCheck Duration `yaml:"epoch_check"`
+	// RebuildGrace is how long a rebuilt ledger admits nothing; 0 = twice EpochCheck.
+	RebuildGrace Duration `yaml:"rebuild_grace"`
+	// AuditInterval is how often `ytrend run` re-adds grants a failover dropped.
+	AuditInterval Duration `yaml:"audit_interval"`
 }
 
 // Store locates the archive.
@@ -76,6 +83,7 @@ type YouTube struct {
 type Scheduler struct {
 	ShutdownTimeout Duration `yaml:"shutdown_timeout"` // soft stop before in-flight work is cancelled
 	Maintenance     string   `yaml:"maintenance"`      // cron spec of the archive's upkeep; "off" disables it
+	LeaderTTL       Duration `yaml:"leader_ttl"`       // the leader lease of several `ytrend run` replicas
 }
 
 // Region is one region's schedule.
@@ -109,6 +117,11 @@ const (
 	// the hourly regions' quarter-hour fires.
 	DefaultMaintenance = "17 4 * * *"
 	MaintenanceOff     = "off"
+	// The budget's books: how often a daemon checks the ledger's epoch and
+	// audits its record, and how long a replica's leader lease lasts.
+	DefaultEpochCheck    = 5 * time.Second
+	DefaultAuditInterval = 30 * time.Second
+	DefaultLeaderTTL     = 15 * time.Second
 )
 
 // SearchOrders are the search.list orders ytrend accepts.
@@ -124,7 +137,8 @@ func Default() *Config {
 		APIKeyEnv:     DefaultAPIKeyEnv,
 		Costs:         maps(q.Costs),
 		FailurePolicy: map[string]string{},
-		Redis:         Redis{Timeout: Duration(q.Timeout)},
+		Redis: Redis{Timeout: Duration(q.Timeout), EpochCheck: Duration(DefaultEpochCheck),
+			AuditInterval: Duration(DefaultAuditInterval)},
 		Store:         Store{Path: DefaultStorePath},
 		YouTube: YouTube{
 			Timeout:    Duration(15 * time.Second),
@@ -132,7 +146,8 @@ func Default() *Config {
 			Backoff:    Duration(time.Second),
 			MaxBackoff: Duration(30 * time.Second),
 		},
-		Scheduler: Scheduler{ShutdownTimeout: Duration(20 * time.Second), Maintenance: DefaultMaintenance},
+		Scheduler: Scheduler{ShutdownTimeout: Duration(20 * time.Second), Maintenance: DefaultMaintenance,
+			LeaderTTL: Duration(DefaultLeaderTTL)},
 	}
 	for _, l := range q.Limits {
 		c.Limits = append(c.Limits, Limit{Name: l.Name, Units: l.Units, Window: Duration(l.Window), Costs: maps(l.Costs)})
@@ -269,6 +284,12 @@ func (c *Config) QuotaConfig() quota.Config {
 		Costs:      maps(c.Costs),
 		Policies:   map[string]quota.Policy{},
 		Timeout:    c.Redis.Timeout.D(),
+		// Twice the epoch check: the long-lived processes restore their
+		// share of lost books before anyone spends.
+		RebuildGrace: c.Redis.RebuildGrace.D(),
+	}
+	if q.RebuildGrace == 0 {
+		q.RebuildGrace = 2 * c.Redis.EpochCheck.D()
 	}
 	for _, l := range c.Limits {
 		q.Limits = append(q.Limits, quota.Limit{Name: l.Name, Units: l.Units, Window: l.Window.D(), Costs: maps(l.Costs)})
@@ -303,6 +324,20 @@ func (c *Config) Validate() error {
 	}
 	if c.Redis.URL != "" && !strings.HasPrefix(c.Redis.URL, "redis://") && !strings.HasPrefix(c.Redis.URL, "rediss://") && !strings.HasPrefix(c.Redis.URL, "unix://") {
 		add("redis.url", "%q: allowed schemes are redis://, rediss:// and unix://, or empty for the embedded ledger", redactURL(c.Redis.URL))
+	}
+	for _, d := range []struct {
+		field string
+		v     Duration
+	}{{"redis.epoch_check", c.Redis.EpochCheck}, {"redis.audit_interval", c.Redis.AuditInterval}} {
+		if d.v < Duration(100*time.Millisecond) {
+			add(d.field, "%s: must be at least 100ms", d.v)
+		}
+	}
+	if c.Redis.RebuildGrace < 0 {
+		add("redis.rebuild_grace", "%s: must be >= 0 (0 = twice redis.epoch_check)", c.Redis.RebuildGrace)
+	}
+	if c.Scheduler.LeaderTTL < Duration(time.Second) {
+		add("scheduler.leader_ttl", "%s: must be at least 1s", c.Scheduler.LeaderTTL)
 	}
 	if c.Store.Path == "" {
 		add("store.path", "empty; give the archive's file path")

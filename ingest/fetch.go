@@ -105,6 +105,10 @@ type Job struct {
 	Stop <-chan struct{}
 	// Progress, if set, is called after every stored page.
 	Progress func(Progress)
+	// Fence, when set, is the leader lease this run acts for (ytrend run
+	// with replicas): every reservation carries it, and once the budget
+	// refuses it the run ends as fenced before sending anything more.
+	Fence *quota.Fence
 }
 
 // Progress describes one stored page.
@@ -375,9 +379,16 @@ func (r *run) do(ctx context.Context, call string, send func(context.Context) er
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		res, err := r.f.budget.Reserve(ctx, call)
+		var opts []quota.ReserveOption
+		if r.job.Fence != nil {
+			opts = append(opts, quota.WithFence(*r.job.Fence))
+		}
+		res, err := r.f.budget.Reserve(ctx, call, opts...)
 		if err != nil {
 			var refused *quota.RefusedError
+			if errors.Is(err, quota.ErrFenced) {
+				return fmt.Errorf("reserve %s: %w", call, err)
+			}
 			if errors.As(err, &refused) {
 				return &quotaStop{limit: refused.Limit, retryAt: refusalEnds(res, refused, r.f.opt.Now()), why: "budget refused " + call}
 			}
@@ -473,6 +484,10 @@ func (r *run) finish(ctx context.Context, err error) Report {
 		end.RefusedBy, end.RetryAt = qs.limit, rep.RetryAt
 		rep.Err = err
 		end.Error = err.Error()
+	case errors.Is(err, quota.ErrFenced):
+		rep.Status = store.StatusFenced
+		rep.Err = err
+		end.Error = err.Error()
 	case errors.Is(err, errStopped) || ctx.Err() != nil:
 		// Shutdown, or the caller gave up (cancelled or its deadline passed).
 		rep.Status = store.StatusInterrupted
@@ -509,6 +524,9 @@ func (f *Fetcher) logRun(rep Report) {
 	switch rep.Status {
 	case store.StatusOK:
 		f.log.Info("run finished", attrs...)
+	case store.StatusFenced:
+		attrs = append(attrs, "err", errString(rep.Err))
+		f.log.Warn("run fenced: this replica lost the leader lease; another one leads", attrs...)
 	case store.StatusStoppedQuota:
 		attrs = append(attrs, "refused_by", rep.RefusedBy, "retry_at", rep.RetryAt.Format(time.RFC3339),
 			"retry_after", time.Until(rep.RetryAt).Round(time.Second))

@@ -10,6 +10,7 @@ package metrics
 import (
 	"context"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -36,6 +37,8 @@ type Metrics struct {
 	lastSuccess   *prometheus.GaugeVec
 	maintenance   *prometheus.CounterVec
 	lastUpkeep    prometheus.Gauge
+	rebuilds      prometheus.Counter
+	leader        prometheus.Gauge
 }
 
 // New registers every collector. budget may be nil and given later with
@@ -72,8 +75,17 @@ func New(budget statuser) *Metrics {
 			Name: "ytrend_maintenance_last_success_timestamp_seconds",
 			Help: "Unix time the archive's last upkeep run finished ok.",
 		}),
+		rebuilds: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "ytrend_quota_ledger_rebuilds_total",
+			Help: "Times this process found the budget's ledger had lost its books and restored its grants into it.",
+		}),
+		leader: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "ytrend_leader",
+			Help: "1 while this ytrend run replica holds the leader lease and fires the schedule, 0 while it stands by.",
+		}),
 	}
 	m.reg.MustRegister(m.unitsReserved, m.refusals, m.runs, m.fetchDuration, m.lastSuccess, m.maintenance, m.lastUpkeep,
+		m.rebuilds, m.leader,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if budget != nil {
 		m.reg.MustRegister(&remainingCollector{budget: budget})
@@ -107,6 +119,19 @@ func (m *Metrics) ObserveReservation(res quota.Result) {
 	}
 }
 
+// ObserveRebuild counts one restore of lost books; pass it to
+// quota.WithRebuildObserver.
+func (m *Metrics) ObserveRebuild(quota.Rebuilt) { m.rebuilds.Inc() }
+
+// SetLeader sets ytrend_leader; pass it to leader.OnChange.
+func (m *Metrics) SetLeader(leading bool) {
+	v := 0.0
+	if leading {
+		v = 1
+	}
+	m.leader.Set(v)
+}
+
 // ObserveRun counts one finished run; pass it to ingest.Options.Observe.
 func (m *Metrics) ObserveRun(rep ingest.Report) {
 	region := string(rep.Region)
@@ -134,8 +159,9 @@ func (m *Metrics) ObserveMaintenance(finished time.Time, err error, stopped bool
 }
 
 // Handler serves /metrics, /livez and /readyz. ready reports whether the
-// dependencies answer (the store and the quota backend).
-func (m *Metrics) Handler(ready func(context.Context) error) http.Handler {
+// dependencies answer (the store and the quota backend), with detail lines
+// for an operator (leading or standing by, warnings about the budget).
+func (m *Metrics) Handler(ready func(context.Context) ([]string, error)) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
 	mux.HandleFunc("GET /livez", func(w http.ResponseWriter, _ *http.Request) {
@@ -144,11 +170,12 @@ func (m *Metrics) Handler(ready func(context.Context) error) http.Handler {
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
-		if err := ready(ctx); err != nil {
-			http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
+		detail, err := ready(ctx)
+		if err != nil {
+			http.Error(w, strings.Join(append([]string{"not ready: " + err.Error()}, detail...), "\n"), http.StatusServiceUnavailable)
 			return
 		}
-		w.Write([]byte("ok\n"))
+		w.Write([]byte(strings.Join(append([]string{"ok"}, detail...), "\n") + "\n"))
 	})
 	return mux
 }

@@ -87,7 +87,8 @@ func TestMaintenanceOutcomes(t *testing.T) {
 func TestHandlerServesMetricsAndHealth(t *testing.T) {
 	m := New(fakeBudget{})
 	ready := errors.New("redis: connection refused")
-	srv := httptest.NewServer(m.Handler(func(context.Context) error { return ready }))
+	detail := []string{"standing by: another replica leads"}
+	srv := httptest.NewServer(m.Handler(func(context.Context) ([]string, error) { return detail, ready }))
 	defer srv.Close()
 	get := func(path string) (int, string) {
 		resp, err := http.Get(srv.URL + path)
@@ -108,15 +109,25 @@ func TestHandlerServesMetricsAndHealth(t *testing.T) {
 		t.Errorf("/readyz %d %q with a failing dependency", code, body)
 	}
 	ready = nil
-	if code, _ := get("/readyz"); code != 200 {
-		t.Errorf("/readyz %d when ready", code)
+	if code, body := get("/readyz"); code != 200 || body != "ok\nstanding by: another replica leads\n" {
+		t.Errorf("/readyz %d %q when ready, standing by", code, body)
+	}
+	m.SetLeader(true)
+	m.ObserveRebuild(quota.Rebuilt{})
+	m.ObserveRebuild(quota.Rebuilt{})
+	if _, body := get("/metrics"); !strings.Contains(body, "ytrend_leader 1\n") || !strings.Contains(body, "ytrend_quota_ledger_rebuilds_total 2\n") {
+		t.Errorf("/metrics lacks ytrend_leader 1 and 2 rebuilds:\n%s", body)
+	}
+	m.SetLeader(false)
+	if _, body := get("/metrics"); !strings.Contains(body, "ytrend_leader 0\n") {
+		t.Errorf("/metrics lacks ytrend_leader 0 after stepping down")
 	}
 }
 
 func TestUnreadableBudgetDoesNotBreakTheScrape(t *testing.T) {
 	m := New(fakeBudget{err: errors.New("redis down")})
 	m.ObserveRun(ingest.Report{Region: "GB", Status: store.StatusFailed})
-	srv := httptest.NewServer(m.Handler(func(context.Context) error { return nil }))
+	srv := httptest.NewServer(m.Handler(func(context.Context) ([]string, error) { return nil, nil }))
 	defer srv.Close()
 	resp, err := http.Get(srv.URL + "/metrics")
 	if err != nil {

@@ -64,3 +64,32 @@ CREATE TABLE quota_lease (
     token      INTEGER NOT NULL,
     expires_at INTEGER NOT NULL           -- host clock, unix microseconds
 ) STRICT;
+
+-- A run of a replica that lost the leader lease ends as 'fenced'. SQLite
+-- cannot change a CHECK constraint in place, so runs is rebuilt.
+CREATE TABLE runs_new (
+    id             INTEGER PRIMARY KEY,
+    region         TEXT    NOT NULL,
+    triggered_by   TEXT    NOT NULL CHECK (triggered_by IN ('schedule', 'cli')),
+    owner          TEXT    NOT NULL,
+    started_at     INTEGER NOT NULL,
+    finished_at    INTEGER,
+    status         TEXT    NOT NULL DEFAULT 'running'
+                   CHECK (status IN ('running', 'ok', 'stopped_quota', 'failed', 'interrupted', 'fenced')),
+    pages          INTEGER NOT NULL DEFAULT 0,
+    videos         INTEGER NOT NULL DEFAULT 0,
+    new_videos     INTEGER NOT NULL DEFAULT 0,
+    updated_videos INTEGER NOT NULL DEFAULT 0,
+    units          INTEGER NOT NULL DEFAULT 0,
+    refused_by     TEXT    NOT NULL DEFAULT '',
+    retry_at       INTEGER,
+    error          TEXT    NOT NULL DEFAULT '',
+    last_page_at   INTEGER,
+    min_video      INTEGER
+) STRICT;
+INSERT INTO runs_new SELECT * FROM runs;
+DROP TABLE runs;
+ALTER TABLE runs_new RENAME TO runs;
+CREATE INDEX runs_region ON runs (region, id);
+CREATE INDEX runs_running ON runs (owner) WHERE status = 'running';
+CREATE INDEX runs_last_page ON runs (last_page_at);

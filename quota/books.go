@@ -342,3 +342,36 @@ func notPending(all, sent []grantRow) []grantRow {
 	}
 	return out
 }
+
+// Watch keeps this process's books in step with the ledger until ctx ends:
+// every epochEvery it checks the ledger's epoch (Sync without full: a loss
+// is found, and this process's share restored, even while it has nothing to
+// reserve), and every auditEvery it audits its whole record (Sync with
+// full: grants a failover dropped are re-added). Failures are logged and
+// tried again at the next tick.
+func (l *Limiter) Watch(ctx context.Context, epochEvery, auditEvery time.Duration) {
+	if l.record == nil || epochEvery <= 0 {
+		return
+	}
+	epoch := time.NewTicker(epochEvery)
+	defer epoch.Stop()
+	var audit <-chan time.Time
+	if auditEvery > 0 {
+		t := time.NewTicker(auditEvery)
+		defer t.Stop()
+		audit = t.C
+	}
+	for {
+		full := false
+		select {
+		case <-ctx.Done():
+			return
+		case <-epoch.C:
+		case <-audit:
+			full = true
+		}
+		if _, err := l.Sync(ctx, full); err != nil && ctx.Err() == nil {
+			l.log.Warn("quota: books not checked; trying again at the next tick", "err", err, "audit", full)
+		}
+	}
+}

@@ -251,10 +251,11 @@ func TestLedgerDroppedTable(t *testing.T) {
 	}
 }
 
-// TestConflictingDefinitions: a process that defines a limit with another
-// window or capacity than the processes already spending from it is refused
-// with an error naming both, and prunes nothing. Once the limit's window
-// holds no entries, the new definition takes over.
+// TestConflictingDefinitions: a process that gives a limit another window
+// than the processes already spending from it is refused with an error
+// naming both, and prunes nothing. Once the limit holds no entries, the new
+// definition takes over. Another capacity is a configuration change, and
+// is accepted.
 func TestConflictingDefinitions(t *testing.T) {
 	t.Parallel()
 	for name, b := range backends(t) {
@@ -265,7 +266,7 @@ func TestConflictingDefinitions(t *testing.T) {
 			mustGrant(t, hour, "seven", quota.WithID("first"))
 			for _, other := range []quota.Config{
 				oneLimit(cred, 100, time.Minute, smallCosts),
-				oneLimit(cred, 50, time.Hour, smallCosts),
+				oneLimit(cred, 50, time.Minute, smallCosts),
 			} {
 				l := newLimiter(t, other, b.backend)
 				_, err := l.Reserve(context.Background(), "one")
@@ -289,7 +290,19 @@ func TestConflictingDefinitions(t *testing.T) {
 			if u := used(t, hour)["only"]; u != 7 {
 				t.Errorf("used = %d after the refused definitions, want 7", u)
 			}
+			smaller := newLimiter(t, oneLimit(cred, 10, time.Hour, smallCosts), b.backend)
+			if r := mustGrant(t, smaller, "one", quota.WithID("second")); r.Limits[0].Used != 8 || r.Limits[0].Units != 10 {
+				t.Errorf("a smaller capacity, same window: %+v, want granted against the same 7 units", r.Limits[0])
+			}
+			mustRefuse(t, smaller, "seven")
 			if err := hour.Release(context.Background(), "first"); err != nil {
+				t.Fatal(err)
+			}
+			// One entry is left in the window: still a conflict.
+			if _, err := newLimiter(t, oneLimit(cred, 100, time.Minute, smallCosts), b.backend).Reserve(context.Background(), "one"); !errors.Is(err, quota.ErrLimitConflict) {
+				t.Fatalf("another window with an entry left = %v, want ErrLimitConflict", err)
+			}
+			if err := smaller.Release(context.Background(), "second"); err != nil {
 				t.Fatal(err)
 			}
 			minute := newLimiter(t, oneLimit(cred, 100, time.Minute, smallCosts), b.backend)

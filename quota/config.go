@@ -83,7 +83,8 @@ func DefaultConfig() Config {
 			"videos.list": FailOpen,
 			"search.list": FailClosed,
 		},
-		Timeout: DefaultTimeout,
+		Timeout:      DefaultTimeout,
+		RebuildGrace: DefaultRebuildGrace,
 	}
 }
 

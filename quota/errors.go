@@ -46,10 +46,10 @@ var (
 	ErrLedgerDamaged = errors.New("quota: embedded ledger damaged")
 )
 
-// ConflictError is returned when this process defines a limit differently
-// (units or window) from the processes already spending from it. With
-// another window it would prune entries that still count for them, so
-// nothing is decided until the definitions agree.
+// ConflictError is returned when this process gives a limit another window
+// than the processes already spending from it: it would prune entries that
+// still count for them, so nothing is decided until the windows agree. (A
+// different capacity is a configuration change and is accepted.)
 type ConflictError struct {
 	Limit  string
 	Stored Limit // the definition the ledger holds (Units and Window)
@@ -58,8 +58,8 @@ type ConflictError struct {
 
 func (e *ConflictError) Error() string {
 	return fmt.Sprintf("quota: limit %q is defined as %d units per %s by the processes already spending from it, "+
-		"but as %d units per %s here: make every process use one definition "+
-		"(the stored one is replaced once the limit's window holds no entries)",
+		"but as %d units per %s here: the windows must agree, or each would prune the other's entries; "+
+		"make every process use one window (or rename the limit); the stored one is replaced once the limit holds no entries",
 		e.Limit, e.Stored.Units, e.Stored.Window, e.Mine.Units, e.Mine.Window)
 }
 

@@ -72,20 +72,6 @@ func (l *Ledger) reserve(ctx context.Context, cred string, rv reservation) (deci
 		if err := checkDefs(ctx, tx, cred, rv.charges, now); err != nil {
 			return err
 		}
-		for _, c := range rv.charges {
-			if c.cost == 0 {
-				continue
-			}
-			var cost int64
-			err := tx.QueryRowContext(ctx, `SELECT cost FROM quota_log
-				WHERE credential = ? AND limit_name = ? AND id = ? AND cost != ?`, cred, c.name, rv.id, c.cost).Scan(&cost)
-			if err == nil {
-				return fmt.Errorf("%w: limit %q already holds it with cost %d", ErrIDReused, c.name, cost)
-			}
-			if !errors.Is(err, sql.ErrNoRows) {
-				return err
-			}
-		}
 		ep, replay, err := epochCheck(ctx, tx, cred, rv.epoch, rv.grace, now)
 		if err != nil {
 			return err
@@ -103,20 +89,27 @@ func (l *Ledger) reserve(ctx context.Context, cred string, rv reservation) (deci
 			d.used[i] = used
 		}
 
+		// One look at the id's entries answers both: the same cost is a
+		// retry of a grant whose reply was lost (nothing charged now);
+		// another cost would be a second charge, and is an error.
 		for _, c := range rv.charges {
 			if c.cost == 0 {
 				continue
 			}
-			var one int
-			err := tx.QueryRowContext(ctx, `SELECT 1 FROM quota_log
-				WHERE credential = ? AND limit_name = ? AND id = ? AND cost = ?`, cred, c.name, rv.id, c.cost).Scan(&one)
-			if err == nil {
-				d.granted, d.duplicate = true, true
-				return nil
-			}
-			if !errors.Is(err, sql.ErrNoRows) {
+			var cost int64
+			err := tx.QueryRowContext(ctx, `SELECT cost FROM quota_log
+				WHERE credential = ? AND limit_name = ? AND id = ? ORDER BY cost = ? DESC LIMIT 1`,
+				cred, c.name, rv.id, c.cost).Scan(&cost)
+			switch {
+			case errors.Is(err, sql.ErrNoRows):
+				continue
+			case err != nil:
 				return err
+			case cost != c.cost:
+				return fmt.Errorf("%w: limit %q already holds it with cost %d", ErrIDReused, c.name, cost)
 			}
+			d.granted, d.duplicate = true, true
+			return nil
 		}
 
 		until, err := markUntil(ctx, tx, cred, rv.call)
@@ -236,9 +229,10 @@ func markUntil(ctx context.Context, tx *sql.Tx, cred, call string) (int64, error
 	return until, err
 }
 
-// checkDefs stores each limit's definition, or refuses one that differs
-// from the stored one while that limit still holds entries in the window of
-// either definition (once it holds none, the new definition replaces it).
+// checkDefs stores each limit's definition, or refuses one whose window
+// differs from the stored one while that limit still holds entries in
+// either window (once it holds none, the new definition replaces it).
+// Another capacity is a configuration change, stored at once.
 func checkDefs(ctx context.Context, tx *sql.Tx, cred string, limits []charge, now int64) error {
 	for _, c := range limits {
 		var units, window int64
@@ -250,6 +244,8 @@ func checkDefs(ctx context.Context, tx *sql.Tx, cred string, limits []charge, no
 			return err
 		case units == c.units && window == micros(c.window):
 			continue
+		case window == micros(c.window):
+			// capacity changed: store it below
 		default:
 			var live int
 			if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM quota_log

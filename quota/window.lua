@@ -42,15 +42,16 @@ local function limit(log, total, units, window, ttl)
   return {log = log, total = total, units = tonumber(units), window = tonumber(window), ttl = ttl}
 end
 
--- check_def refuses a limit whose stored definition differs from the
--- caller's: with another window the caller would prune entries that still
--- count for the others. It raises before the script has written anything.
+-- check_def refuses a limit whose stored window differs from the caller's:
+-- the caller would prune entries that still count for the others. (Another
+-- capacity is a configuration change, not a hazard: the caller's is stored
+-- with its next write.) It raises before the script has written anything.
 local function check_def(name, l, v)
   if not v then
     return
   end
   local units, window = string.match(v, '^%-?%d+ (%d+) (%d+)$')
-  if units and (tonumber(units) ~= l.units or tonumber(window) ~= l.window) then
+  if window and tonumber(window) ~= l.window then
     error({err = 'YTREND_CONFLICT ' .. name .. ' ' .. units .. ' ' .. window .. ' ' .. int(l.units) .. ' ' .. int(l.window)})
   end
 end

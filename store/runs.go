@@ -48,7 +48,7 @@ func (db *DB) StartRun(ctx context.Context, region string, trigger Trigger, at t
 // redacted.
 func (db *DB) FinishRun(ctx context.Context, id int64, end RunEnd) error {
 	switch end.Status {
-	case StatusOK, StatusStoppedQuota, StatusFailed, StatusInterrupted:
+	case StatusOK, StatusStoppedQuota, StatusFailed, StatusInterrupted, StatusFenced:
 	default:
 		return fmt.Errorf("store: finish run %d: %q is not a final status", id, end.Status)
 	}

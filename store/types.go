@@ -97,6 +97,10 @@ const (
 	StatusStoppedQuota RunStatus = "stopped_quota"
 	StatusFailed       RunStatus = "failed"
 	StatusInterrupted  RunStatus = "interrupted"
+	// StatusFenced ends the run of a `ytrend run` replica that lost the
+	// leader lease: the budget refused its fence before the next request,
+	// so nothing was sent or half-written.
+	StatusFenced RunStatus = "fenced"
 )
 
 // Run is one fetch of one region's chart.

@@ -74,8 +74,9 @@ type app struct {
 }
 
 type openOpts struct {
-	limiter  bool
-	observer func(quota.Result)
+	limiter   bool
+	observer  func(quota.Result)
+	onRebuild func(quota.Rebuilt)
 }
 
 // open opens the archive and, if asked, the budget: Redis when a URL is
@@ -119,10 +120,10 @@ func (c *cli) open(cmd *cobra.Command, o openOpts) (*app, error) {
 		a.rdb = redis.NewClient(opt)
 		backend = quota.NewRedis(a.rdb)
 	}
-	lopts := []quota.Option{quota.WithLogger(log), quota.WithJournal(a.db.Writer())}
-	if o.observer != nil {
-		lopts = append(lopts, quota.WithObserver(o.observer))
-	}
+	// Every process keeps its own record of its grants in its archive, so
+	// that the books survive the ledger losing them.
+	lopts := []quota.Option{quota.WithLogger(log), quota.WithRecord(a.db.Writer()),
+		quota.WithObserver(o.observer), quota.WithRebuildObserver(o.onRebuild)}
 	qcfg := cfg.QuotaConfig()
 	if cfg.Redis.URL == "" {
 		// The embedded ledger is local: waiting means another process is
@@ -158,6 +159,22 @@ func (a *app) ready(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// ledgerNotes are what an operator should know about the budget's ledger:
+// a rebuild after lost books, and a grace period in force.
+func ledgerNotes(st quota.Status) []string {
+	var out []string
+	l := st.Ledger
+	if !l.Rebuilt.IsZero() {
+		out = append(out, fmt.Sprintf("ledger rebuilt at %s from %d local grants (epoch %s)",
+			l.Rebuilt.UTC().Format(time.RFC3339), l.Restored, l.Epoch))
+	}
+	if l.GraceUntil.After(st.At) {
+		out = append(out, fmt.Sprintf("admitting nothing until %s while processes restore their grants",
+			l.GraceUntil.UTC().Format(time.RFC3339)))
+	}
+	return out
 }
 
 // redactErr hides the password of a Redis URL inside an error's text.

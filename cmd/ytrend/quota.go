@@ -73,6 +73,18 @@ type quotaStatusJSON struct {
 	Limits         []limitJSON     `json:"limits"`
 	Exhausted      *exhaustedJSON  `json:"exhausted"`
 	ExhaustedCalls []exhaustedJSON `json:"exhausted_calls"`
+	Ledger         ledgerJSON      `json:"ledger"`
+	Leader         *quota.Fence    `json:"leader"` // the ytrend run replica firing the schedule, if any
+}
+
+// ledgerJSON is the ledger's identity: rebuilt_at is null, and
+// restored_grants 0, unless a process found its books lost.
+type ledgerJSON struct {
+	Epoch          string  `json:"epoch"`
+	AgeSeconds     float64 `json:"age_seconds"`
+	RebuiltAt      *string `json:"rebuilt_at"`
+	RestoredGrants int64   `json:"restored_grants"`
+	GraceUntil     *string `json:"grace_until"`
 }
 
 func statusJSON(st quota.Status) quotaStatusJSON {
@@ -90,6 +102,17 @@ func statusJSON(st quota.Status) quotaStatusJSON {
 	for _, e := range st.ExhaustedCalls {
 		out.ExhaustedCalls = append(out.ExhaustedCalls, exhaustedJSON{Until: e.Until.UTC().Format(time.RFC3339), Reason: e.Reason, Call: e.Call})
 	}
+	l := st.Ledger
+	out.Ledger = ledgerJSON{Epoch: l.Epoch, AgeSeconds: l.Age.Seconds(), RestoredGrants: l.Restored}
+	if !l.Rebuilt.IsZero() {
+		at := l.Rebuilt.UTC().Format(time.RFC3339Nano)
+		out.Ledger.RebuiltAt = &at
+	}
+	if l.GraceUntil.After(st.At) {
+		at := l.GraceUntil.UTC().Format(time.RFC3339Nano)
+		out.Ledger.GraceUntil = &at
+	}
+	out.Leader = st.Leader
 	return out
 }
 
@@ -114,6 +137,15 @@ func printStatus(w io.Writer, st quota.Status, backend string) {
 		fmt.Fprintf(w, "upstream: YouTube reported %s's quota spent (%s); %s is refused until %s (in %s)\n",
 			e.Call, e.Reason, e.Call, e.Until.UTC().Format(time.RFC3339),
 			config.FormatDuration(time.Until(e.Until).Round(time.Second)))
+	}
+	if st.Ledger.Epoch != "" {
+		fmt.Fprintf(w, "\nledger: epoch %s, %s old\n", st.Ledger.Epoch, config.FormatDuration(st.Ledger.Age.Round(time.Second)))
+	}
+	for _, n := range ledgerNotes(st) {
+		fmt.Fprintln(w, "ledger: "+n)
+	}
+	if st.Leader != nil {
+		fmt.Fprintf(w, "leader: %s (token %d)\n", st.Leader.Holder, st.Leader.Token)
 	}
 }
 

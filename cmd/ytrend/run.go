@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"net"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/ytrend/ytrend/config"
 	"github.com/ytrend/ytrend/ingest"
+	"github.com/ytrend/ytrend/leader"
 	"github.com/ytrend/ytrend/metrics"
 	"github.com/ytrend/ytrend/quota"
 	"github.com/ytrend/ytrend/scheduler"
@@ -44,13 +46,14 @@ status is that of "ytrend fetch": 0 ok, 75 a region stopped on quota, 1 errors.`
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var m *metrics.Metrics
 			var observe func(quota.Result)
+			var onRebuild func(quota.Rebuilt)
 			if listen != "" {
 				// The collectors need the limiter, which needs the observer:
 				// build the metrics first and hand the budget over below.
 				m = metrics.New(nil)
-				observe = m.ObserveReservation
+				observe, onRebuild = m.ObserveReservation, m.ObserveRebuild
 			}
-			a, err := c.open(cmd, openOpts{limiter: true, observer: observe})
+			a, err := c.open(cmd, openOpts{limiter: true, observer: observe, onRebuild: onRebuild})
 			if err != nil {
 				return err
 			}
@@ -88,8 +91,40 @@ status is that of "ytrend fetch": 0 ok, 75 a region stopped on quota, 1 errors.`
 			if err != nil {
 				return err
 			}
+
+			// The books and the leader lease live as long as the command:
+			// the epoch check and the audit keep this process's grants in
+			// the ledger; the elector decides whether this replica fires.
+			bg, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
+			var background sync.WaitGroup
+			defer func() { stopBackground(); background.Wait() }()
+			background.Go(func() {
+				a.limiter.Watch(bg, a.cfg.Redis.EpochCheck.D(), a.cfg.Redis.AuditInterval.D())
+			})
+			instance := instanceID()
+			elector := leader.New(a.limiter, instance, a.cfg.Scheduler.LeaderTTL.D(), leader.WithLogger(a.log),
+				leader.OnChange(func(leading bool) {
+					if m != nil {
+						m.SetLeader(leading)
+					}
+				}))
+			if !once {
+				background.Go(func() { elector.Run(bg) })
+			}
+
 			sched := scheduler.New(jobs, func(ctx context.Context, job config.Job, stop <-chan struct{}) {
-				f.Fetch(ctx, jobFor(a.cfg.Region(job.Region), store.TriggerSchedule, stop))
+				j := jobFor(a.cfg.Region(job.Region), store.TriggerSchedule, stop)
+				if !once {
+					fence, ok := elector.Fence()
+					if !ok {
+						a.log.Debug("standing by: another replica leads; tick not fired", "region", job.Region.String())
+						return
+					}
+					j.Fence = &fence
+				}
+				if rep := f.Fetch(ctx, j); rep.Status == store.StatusFenced {
+					elector.StepDown("the budget refused this replica's fence")
+				}
 			}, a.log)
 			if spec, ok, _ := a.cfg.MaintenanceSchedule(); ok { // validated at load
 				sched.AddTask(scheduler.Task{Name: "maintenance", Schedule: spec, Run: func(ctx context.Context) {
@@ -101,7 +136,23 @@ status is that of "ytrend fetch": 0 ok, 75 a region stopped on quota, 1 errors.`
 			}
 
 			if listen != "" {
-				srv, addr, err := serveMetrics(listen, m.Handler(a.ready))
+				srv, addr, err := serveMetrics(listen, m.Handler(func(ctx context.Context) ([]string, error) {
+					var detail []string
+					if !once {
+						if elector.Leading() {
+							detail = append(detail, "leading: this replica fires the schedule ("+instance+")")
+						} else {
+							detail = append(detail, "standing by: another replica leads, or none yet ("+instance+")")
+						}
+					}
+					if err := a.ready(ctx); err != nil {
+						return detail, err
+					}
+					if st, err := a.limiter.Status(ctx); err == nil {
+						detail = append(detail, ledgerNotes(st)...)
+					}
+					return detail, nil
+				}))
 				if err != nil {
 					return err
 				}
@@ -216,4 +267,16 @@ func serveMetrics(addr string, h http.Handler) (*http.Server, string, error) {
 		}
 	}()
 	return srv, ln.Addr().String(), nil
+}
+
+// instanceID names this process among replicas: host, pid and a random part,
+// so that a restarted process with a reused pid is a new holder.
+func instanceID() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "host"
+	}
+	var b [4]byte
+	rand.Read(b[:])
+	return fmt.Sprintf("%s:%d:%x", host, os.Getpid(), b)
 }
