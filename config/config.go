@@ -139,7 +139,7 @@ func Default() *Config {
 		FailurePolicy: map[string]string{},
 		Redis: Redis{Timeout: Duration(q.Timeout), EpochCheck: Duration(DefaultEpochCheck),
 			AuditInterval: Duration(DefaultAuditInterval)},
-		Store:         Store{Path: DefaultStorePath},
+		Store: Store{Path: DefaultStorePath},
 		YouTube: YouTube{
 			Timeout:    Duration(15 * time.Second),
 			Retries:    3,
