@@ -1,0 +1,262 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ytrend/ytrend/ingest/sim"
+	"github.com/ytrend/ytrend/internal/logbuf"
+	"github.com/ytrend/ytrend/internal/redistest"
+	"github.com/ytrend/ytrend/store"
+)
+
+// replica is one `ytrend run` process of TestReplicasOneLeader, reaching the
+// simulator through a counter of its own.
+type replica struct {
+	name     string
+	cmd      *exec.Cmd
+	logs     *logbuf.Buffer
+	base     string // its /metrics server
+	requests atomic.Int64
+	db       string
+}
+
+func (r *replica) leader(t *testing.T) float64 {
+	t.Helper()
+	code, body := get(t, r.base+"/metrics")
+	if code != 200 {
+		return -1
+	}
+	v, ok := metricsOf(body)["ytrend_leader"]
+	if !ok {
+		return -1
+	}
+	return v
+}
+
+// TestReplicasOneLeader runs three `ytrend run` replicas of one credential
+// against the simulator, one region every 2s, with a 2s leader lease:
+// exactly one replica leads (ytrend_leader 1) and only it fetches; after a
+// SIGKILL of the leader another takes over and fetching resumes; a leader
+// paused with SIGSTOP past its lease and then resumed sends no request.
+// Once on Redis (each replica with its own archive), once on the embedded
+// ledger (the replicas share one archive, and the lease lives in it).
+func TestReplicasOneLeader(t *testing.T) {
+	t.Parallel()
+	for _, backend := range []string{"redis", "ledger"} {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			testReplicas(t, backend)
+		})
+	}
+}
+
+func testReplicas(t *testing.T, backend string) {
+	w := newWorld(t, sim.Config{})
+	cred := "replicas"
+	if backend == "redis" {
+		redistest.Client(t)
+		cred = redistest.Prefix(t)
+		w.env["REDIS_URL"] = redistest.URL()
+	}
+	const ttl = 2 * time.Second
+	w.config(fmt.Sprintf(`
+credential: %s
+redis: {epoch_check: 500ms}
+scheduler: {leader_ttl: 2s, maintenance: "off"}
+regions:
+  - {code: US, cron: "@every 2s", pages: 1}
+`, cred))
+
+	replicas := make([]*replica, 3)
+	for i := range replicas {
+		r := &replica{name: fmt.Sprintf("r%d", i), db: w.env["YTREND_DB"]}
+		if backend == "redis" {
+			r.db = filepath.Join(w.dir, r.name+".db")
+		}
+		front := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, req *http.Request) {
+			if strings.HasPrefix(req.URL.Path, "/youtube/") {
+				r.requests.Add(1)
+			}
+			w.sim.ServeHTTP(rw, req)
+		}))
+		t.Cleanup(front.Close)
+		cmd := w.command("run", "--listen", "127.0.0.1:0")
+		cmd.Env = append(cmd.Env, "YTREND_DB="+r.db, "YOUTUBE_ENDPOINT="+front.URL)
+		var logs logbuf.Buffer
+		cmd.Stdout, cmd.Stderr = &logs, &logs
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			cmd.Process.Signal(syscall.SIGCONT)
+			cmd.Process.Kill()
+			cmd.Wait()
+		})
+		r.cmd, r.logs = cmd, &logs
+		replicas[i] = r
+	}
+	addr := regexp.MustCompile(`addr=(127\.0\.0\.1:\d+)`)
+	for _, r := range replicas {
+		waitFor(t, r.name+"'s metrics address", 30*time.Second, func() bool {
+			m := addr.FindStringSubmatch(r.logs.String())
+			if m != nil {
+				r.base = "http://" + m[1]
+			}
+			return m != nil
+		})
+	}
+
+	// leaderOf waits until exactly one of rs reports ytrend_leader 1 and
+	// the others 0, and returns it.
+	leaderOf := func(what string, rs ...*replica) *replica {
+		t.Helper()
+		var lead *replica
+		waitFor(t, what, 30*time.Second, func() bool {
+			lead = nil
+			n := 0
+			for _, r := range rs {
+				switch r.leader(t) {
+				case 1:
+					lead = r
+					n++
+				case 0:
+				default:
+					return false
+				}
+			}
+			return n == 1
+		})
+		return lead
+	}
+	first := leaderOf("exactly one leader of three", replicas...)
+	waitFor(t, "the leader's fetches", 30*time.Second, func() bool { return first.requests.Load() >= 2 })
+	for _, r := range replicas {
+		if r != first && r.requests.Load() != 0 {
+			t.Errorf("standby %s sent %d requests", r.name, r.requests.Load())
+		}
+		if r != first {
+			if code, body := get(t, r.base+"/readyz"); code != 200 || !strings.Contains(body, "standing by") {
+				t.Errorf("standby %s /readyz = %d %q, want ready and standing by", r.name, code, body)
+			}
+		}
+	}
+	if code, body := get(t, first.base+"/readyz"); code != 200 || !strings.Contains(body, "leading") {
+		t.Errorf("leader /readyz = %d %q", code, body)
+	}
+
+	// SIGKILL the leader: another takes over and fetching resumes.
+	killed := time.Now()
+	first.cmd.Process.Kill()
+	rest := without(replicas, first)
+	second := leaderOf("a new leader after SIGKILL", rest...)
+	before := second.requests.Load()
+	waitFor(t, "fetching to resume", 30*time.Second, func() bool { return second.requests.Load() > before })
+	t.Logf("fetching resumed %s after the leader's SIGKILL (lease ttl %s)", time.Since(killed).Round(100*time.Millisecond), ttl)
+
+	// SIGSTOP the new leader past its lease; the last replica takes over;
+	// resumed, the paused one sends nothing more.
+	second.cmd.Process.Signal(syscall.SIGSTOP)
+	third := without(rest, second)[0]
+	waitFor(t, "the last replica to lead", 30*time.Second, func() bool { return third.leader(t) == 1 })
+	waitFor(t, "the last replica's fetches", 30*time.Second, func() bool { return third.requests.Load() >= 1 })
+	paused := second.requests.Load()
+	second.cmd.Process.Signal(syscall.SIGCONT)
+	waitFor(t, "the resumed replica to stand by", 30*time.Second, func() bool { return second.leader(t) == 0 })
+	mark := third.requests.Load()
+	waitFor(t, "two more of the leader's fetches", 30*time.Second, func() bool { return third.requests.Load() >= mark+2 })
+	if got := second.requests.Load(); got != paused {
+		t.Errorf("the resumed replica sent %d requests after SIGCONT, want none", got-paused)
+	}
+	if third.leader(t) != 1 {
+		t.Error("the last replica stopped leading")
+	}
+
+	// Every run is in the archive of a replica that led when it ran; no
+	// request went unrecorded.
+	total := int64(0)
+	for _, r := range replicas {
+		total += r.requests.Load()
+	}
+	if used := w.sim.Usage(testKey).Requests; used != total {
+		t.Errorf("the simulator saw %d requests, the replicas counted %d", used, total)
+	}
+	checkRunsByOwner(t, replicas, backend)
+	for _, r := range replicas {
+		w.assertNoKey(r.logs.String())
+	}
+}
+
+func without(rs []*replica, x *replica) []*replica {
+	var out []*replica
+	for _, r := range rs {
+		if r != x {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// checkRunsByOwner: taken in time order, the runs that stored pages come
+// in one stretch per leader (two replicas firing the same ticks would
+// interleave), there were exactly two handovers, and each replica's stored
+// pages match the requests it sent.
+func checkRunsByOwner(t *testing.T, replicas []*replica, backend string) {
+	t.Helper()
+	seen := map[string]bool{}
+	var runs []store.Run
+	for _, r := range replicas {
+		if seen[r.db] {
+			continue
+		}
+		seen[r.db] = true
+		db, err := store.Open(context.Background(), r.db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs, err := db.Runs(context.Background(), store.RunFilter{Limit: 1000})
+		db.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, rs...)
+	}
+	slices.SortFunc(runs, func(a, b store.Run) int { return a.StartedAt.Compare(b.StartedAt) })
+	var owners []string
+	byOwner := map[string]int64{}
+	for _, r := range runs {
+		if r.Pages == 0 {
+			continue
+		}
+		byOwner[r.Owner] += int64(r.Pages)
+		if len(owners) == 0 || owners[len(owners)-1] != r.Owner {
+			owners = append(owners, r.Owner)
+		}
+	}
+	if len(owners) != 3 {
+		t.Errorf("%s: the runs' owners in time order are %v, want one stretch per leader, three leaders", backend, owners)
+	}
+	for _, r := range replicas {
+		owner := fmt.Sprintf(":%d", r.cmd.Process.Pid)
+		var pages int64
+		for o, p := range byOwner {
+			if strings.HasSuffix(o, owner) {
+				pages += p
+			}
+		}
+		if got := r.requests.Load(); pages != got {
+			t.Errorf("%s (%s): %d pages stored, %d requests sent", r.name, backend, pages, got)
+		}
+	}
+}
