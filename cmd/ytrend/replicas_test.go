@@ -183,6 +183,12 @@ regions:
 		t.Error("the last replica stopped leading")
 	}
 
+	// Stop the two still running the way an operator would: a page in
+	// flight is stored first.
+	for _, r := range rest {
+		r.cmd.Process.Signal(syscall.SIGTERM)
+		exitCode(t, r.cmd, 30*time.Second)
+	}
 	// Every run is in the archive of a replica that led when it ran; no
 	// request went unrecorded.
 	total := int64(0)
@@ -192,7 +198,7 @@ regions:
 	if used := w.sim.Usage(testKey).Requests; used != total {
 		t.Errorf("the simulator saw %d requests, the replicas counted %d", used, total)
 	}
-	checkRunsByOwner(t, replicas, backend)
+	checkRunsByOwner(t, replicas, first, backend)
 	for _, r := range replicas {
 		w.assertNoKey(r.logs.String())
 	}
@@ -211,8 +217,9 @@ func without(rs []*replica, x *replica) []*replica {
 // checkRunsByOwner: taken in time order, the runs that stored pages come
 // in one stretch per leader (two replicas firing the same ticks would
 // interleave), there were exactly two handovers, and each replica's stored
-// pages match the requests it sent.
-func checkRunsByOwner(t *testing.T, replicas []*replica, backend string) {
+// pages match the requests it sent (the SIGKILLed one may have lost the
+// page of one request in flight).
+func checkRunsByOwner(t *testing.T, replicas []*replica, killed *replica, backend string) {
 	t.Helper()
 	seen := map[string]bool{}
 	var runs []store.Run
@@ -255,7 +262,8 @@ func checkRunsByOwner(t *testing.T, replicas []*replica, backend string) {
 				pages += p
 			}
 		}
-		if got := r.requests.Load(); pages != got {
+		got := r.requests.Load()
+		if pages != got && (r != killed || pages != got-1) {
 			t.Errorf("%s (%s): %d pages stored, %d requests sent", r.name, backend, pages, got)
 		}
 	}
