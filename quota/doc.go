@@ -23,9 +23,34 @@
 //
 // Fails open: only the calls whose Policy says so (default: videos.list),
 // and only when the backend cannot be asked (unreachable, timed out after
-// Config.Timeout). Such a grant is journaled in SQLite and added to the
-// backend the next time it answers, so the books lose nothing. Everything
-// else fails closed with ErrBackend, which is distinct from ErrRefused.
+// Config.Timeout), and only when the grant can be written to the process's
+// record (WithRecord); it is added to the backend, before anything else is
+// decided, the next time the backend answers. Everything else fails closed
+// with ErrBackend, which is distinct from ErrRefused. A grant that cannot be
+// recorded anywhere is never given.
+//
+// Books that survive the ledger: every process keeps its own record of its
+// grants (quota_grants in the archive it uses) for the longest window. The
+// ledger has an identity, an epoch created with it and checked by the
+// reservation script in the same call. A process that finds the epoch
+// missing or changed while it had spent under another one, or a log lost
+// under its running total (eviction, DEL), knows the books were lost: it
+// replays its record (idempotent by reservation ID) before its reservation
+// is decided, and a new epoch makes every other process do the same before
+// its next grant. For Config.RebuildGrace after a loss nothing is admitted
+// (RefusedBy "rebuild"), so that the long-lived processes, which call Sync
+// every few seconds (Watch), restore their share first. A failover that
+// drops the last writes keeps the epoch; the audit (Sync with full, every
+// 30 s in `ytrend run`, and before a process's first reservation) re-adds
+// them. What stays lost is the spend of a process that does not run again
+// within the window: run Redis with AOF for exact books across restarts.
+//
+// Limit definitions travel with the running totals: a process that gives a
+// limit another window than the processes already spending from it would
+// prune their entries, and is refused (ErrLimitConflict) until the window
+// is empty. A leader lease per credential (AcquireLease) lets `ytrend run`
+// replicas elect one to fire the schedule; reservations made WithFence of a
+// lease that is no longer current are refused with ErrFenced.
 //
 // # Outcomes of Reserve
 //
@@ -45,7 +70,13 @@
 // # Backends
 //
 // NewRedis keeps the log in Redis, under keys that share the hash tag
-// ytrend:{<credential>}: so it runs on Redis Cluster; keys expire a little
-// after their window when idle. NewLedger keeps it in the archive's SQLite
-// file (migrations/0002_quota.sql), safe for every process on one host.
+// ytrend:{<credential>}: so it runs on Redis Cluster; logs and totals expire
+// a little after their window when idle, the epoch and the lease sequence
+// never. NewLedger keeps it in the archive's SQLite file
+// (migrations/0002_quota.sql, 0003_quota_books.sql): the embedded ledger
+// lives in the archive, safe for every process on one host. It counts a
+// window by summing it and keeps entries a week past their window, so a
+// host clock that jumps forward and back loses nothing; an emptied log or a
+// missing epoch row is a loss, a dropped table ErrLedgerDamaged, never an
+// empty day.
 package quota
