@@ -161,13 +161,14 @@ func (a *app) ready(ctx context.Context) error {
 	return nil
 }
 
-// ledgerNotes are what an operator should know about the budget's ledger:
+// ledgerNotes are what an operator should know about the budget's ledger
+// (each reads after "ledger "):
 // a rebuild after lost books, and a grace period in force.
 func ledgerNotes(st quota.Status) []string {
 	var out []string
 	l := st.Ledger
 	if !l.Rebuilt.IsZero() {
-		out = append(out, fmt.Sprintf("ledger rebuilt at %s from %d local grants (epoch %s)",
+		out = append(out, fmt.Sprintf("rebuilt at %s from %d local grants (epoch %s)",
 			l.Rebuilt.UTC().Format(time.RFC3339), l.Restored, l.Epoch))
 	}
 	if l.GraceUntil.After(st.At) {

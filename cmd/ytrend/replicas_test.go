@@ -268,3 +268,56 @@ func checkRunsByOwner(t *testing.T, replicas []*replica, killed *replica, backen
 		}
 	}
 }
+
+// TestQuotaReserveSurvivesRedisLoss is the issue's first check from the
+// command line: two `quota reserve` users with separate archives spend 200
+// of a 200-unit day, Redis loses the credential's keys (what a restart
+// without persistence or a FLUSHALL does), and the next reservations are
+// refused - first by the rebuild's grace, then by the restored books - and
+// quota status shows the restored 200 units and where they came from.
+func TestQuotaReserveSurvivesRedisLoss(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Client(t)
+	cred := redistest.Prefix(t)
+	alice, bob := newWorld(t, sim.Config{}), newWorld(t, sim.Config{})
+	for _, w := range []*world{alice, bob} {
+		w.env["REDIS_URL"] = redistest.URL()
+		w.config(fmt.Sprintf(`
+credential: %s
+limits: [{name: daily, units: 200, window: 24h}]
+redis: {epoch_check: 100ms}
+`, cred))
+	}
+	alice.mustRun("quota", "reserve", "--cost", "120")
+	bob.mustRun("quota", "reserve", "--cost", "80")
+	if r := bob.run("quota", "reserve", "--cost", "1"); r.code != 75 {
+		t.Fatalf("a full day granted more: exit %d", r.code)
+	}
+	keys, err := rdb.Keys(context.Background(), "ytrend:{"+cred+"}:*").Result()
+	if err != nil || len(keys) == 0 {
+		t.Fatalf("keys: %v %v", keys, err)
+	}
+	rdb.Del(context.Background(), keys...)
+
+	r := alice.run("quota", "reserve", "--cost", "200", "--json")
+	if res := decode[reserveResultJSON](t, r.stdout); r.code != 75 || res.RefusedBy != "rebuild" {
+		t.Fatalf("alice after the loss: exit %d %+v; want refused by the rebuild", r.code, res)
+	}
+	r = bob.run("quota", "reserve", "--cost", "1", "--json")
+	if res := decode[reserveResultJSON](t, r.stdout); r.code != 75 || res.RefusedBy != "rebuild" {
+		t.Fatalf("bob after the loss: exit %d %+v", r.code, res)
+	}
+	time.Sleep(200 * time.Millisecond) // the grace: twice the 100ms epoch check
+	r = alice.run("quota", "reserve", "--cost", "1", "--json")
+	if res := decode[reserveResultJSON](t, r.stdout); r.code != 75 || res.RefusedBy != "daily" {
+		t.Fatalf("after the grace: exit %d %+v; want refused by the restored day", r.code, res)
+	}
+	st := decode[quotaStatusJSON](t, alice.mustRun("quota", "status", "--json").stdout)
+	if st.Limits[0].Used != 200 || st.Ledger.RebuiltAt == nil || st.Ledger.RestoredGrants != 2 || st.Ledger.Epoch == "" {
+		t.Errorf("status = %+v, ledger %+v; want 200 units, rebuilt from 2 local grants", st.Limits[0], st.Ledger)
+	}
+	text := alice.mustRun("quota", "status").stdout
+	if !regexp.MustCompile(`ledger: rebuilt at \S+ from 2 local grants`).MatchString(text) {
+		t.Errorf("quota status does not say the ledger was rebuilt:\n%s", text)
+	}
+}

@@ -149,7 +149,9 @@ status is that of "ytrend fetch": 0 ok, 75 a region stopped on quota, 1 errors.`
 						return detail, err
 					}
 					if st, err := a.limiter.Status(ctx); err == nil {
-						detail = append(detail, ledgerNotes(st)...)
+						for _, n := range ledgerNotes(st) {
+							detail = append(detail, "ledger "+n)
+						}
 					}
 					return detail, nil
 				}))
