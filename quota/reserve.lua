@@ -78,7 +78,7 @@ end
 local lost = false
 for i, l in ipairs(limits) do
   local orphan
-  used[i], stale[i], orphan = prune(l, state[i + 4], now)
+  used[i], stale[i], orphan = prune(l, state[i + 4], now, l.cost == 0)
   if orphan then
     -- The new epoch below is the lasting evidence; the total is rebuilt
     -- from the replayed grants.

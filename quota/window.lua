@@ -39,7 +39,7 @@ end
 
 -- limit builds a limit's record from its keys and definition.
 local function limit(log, total, units, window, ttl)
-  return {log = log, total = total, units = tonumber(units), window = tonumber(window), ttl = ttl}
+  return {log = log, total = total, units = tonumber(units), window = tonumber(window), window_s = window, ttl = ttl}
 end
 
 -- check_def refuses a limit whose stored window differs from the caller's:
@@ -48,6 +48,11 @@ end
 -- with its next write.) It raises before the script has written anything.
 local function check_def(name, l, v)
   if not v then
+    return
+  end
+  -- The common case, the same window, is a suffix compare.
+  local suffix = ' ' .. l.window_s
+  if string.sub(v, -#suffix) == suffix then
     return
   end
   local units, window = string.match(v, '^%-?%d+ (%d+) (%d+)$')
@@ -62,7 +67,7 @@ end
 -- evidence that the log was lost.
 local function put_total(l, used)
   if used > 0 then
-    redis.call('SET', l.total, int(used) .. ' ' .. int(l.units) .. ' ' .. int(l.window), 'PX', l.ttl)
+    redis.call('SET', l.total, int(used) .. ' ' .. int(l.units) .. ' ' .. l.window_s, 'PX', l.ttl)
     redis.call('PEXPIRE', l.log, l.ttl)
   else
     redis.call('DEL', l.total)
@@ -84,30 +89,34 @@ end
 -- written (put_total) with the first: callers that record a grant write it
 -- anyway, so prune never writes it itself.
 --
--- The common case costs one read: the oldest entry. A missing total is
--- recomputed from the members. The third result is true when the log is
--- gone but its total says units are in use: the log was deleted or evicted
--- behind our back. That is a loss of the books, never an empty window: the
--- caller starts a new epoch (epoch_check) so that every process replays its
--- grants, and the total is not renewed by new grants to over-count forever.
-local function prune(l, v, now)
+-- The common case, nothing expired, costs a range read that returns nothing
+-- and an EXISTS (both without scores to format: Redis spends more time
+-- printing a score than finding it). A missing total is recomputed from the
+-- members. The third result is true when the log is gone but its total says
+-- units are in use: the log was deleted or evicted behind our back. That is
+-- a loss of the books, never an empty window: the caller starts a new epoch
+-- (epoch_check) so that every process replays its grants, and the total is
+-- not renewed by new grants to over-count forever. With skip_orphan (a
+-- limit this reservation does not charge) that check waits for a call that
+-- charges it, or for the next sync.
+local function prune(l, v, now, skip_orphan)
   local used = nil
   if v then
     used = tonumber(string.match(v, '^(%-?%d+)'))
   end
-  local first = redis.call('ZRANGE', l.log, 0, 0, 'WITHSCORES')
-  if #first == 0 then
-    return 0, false, used ~= nil and used > 0
-  end
-  if tonumber(first[2]) > now - l.window then
+  local cutoff = int(now - l.window)
+  local expired = redis.call('ZRANGEBYSCORE', l.log, '-inf', cutoff)
+  if #expired == 0 then
     if used == nil or used <= 0 then
       -- No total, or one that says the log is empty: count the members.
-      return sum_log(l), true, false
+      local sum = sum_log(l)
+      return sum, sum > 0 or used ~= nil, false
+    end
+    if not skip_orphan and redis.call('EXISTS', l.log) == 0 then
+      return 0, false, true
     end
     return used, false, false
   end
-  local cutoff = int(now - l.window)
-  local expired = redis.call('ZRANGEBYSCORE', l.log, '-inf', cutoff)
   redis.call('ZREMRANGEBYSCORE', l.log, '-inf', cutoff)
   if used == nil then
     return sum_log(l), true, false
