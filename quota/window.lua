@@ -102,7 +102,8 @@ end
 local function prune(l, v, now, skip_orphan)
   local used = nil
   if v then
-    used = tonumber(string.match(v, '^(%-?%d+)'))
+    local sp = string.find(v, ' ', 1, true)
+    used = tonumber(sp and string.sub(v, 1, sp - 1) or v)
   end
   local cutoff = int(now - l.window)
   local expired = redis.call('ZRANGEBYSCORE', l.log, '-inf', cutoff)
@@ -157,6 +158,10 @@ end
 -- its record before it spends (true when the epoch is not the one it saw).
 local function epoch_check(key, info, v, expected, candidate, grace, now, lost)
   local id, grace_until
+  if v and not lost and expected ~= '' and string.sub(v, 1, #expected + 1) == expected .. ' ' then
+    -- The common case: the epoch the caller saw.
+    return expected, tonumber(string.sub(v, #expected + 2)), false
+  end
   if v then
     id, grace_until = string.match(v, '^(%S+) (%d+)$')
     grace_until = tonumber(grace_until)
