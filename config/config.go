@@ -19,6 +19,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/ytrend/ytrend/internal/redisclient"
 	"github.com/ytrend/ytrend/quota"
 	"github.com/ytrend/ytrend/regions"
 )
@@ -63,6 +64,10 @@ type Redis struct {
 	RebuildGrace Duration `yaml:"rebuild_grace"`
 	// AuditInterval is how often `ytrend run` re-adds grants a failover dropped.
 	AuditInterval Duration `yaml:"audit_interval"`
+	// WaitReplicas: a write returns only once this many replicas have it
+	// (WAIT, at most WaitTimeout); 0 = do not wait.
+	WaitReplicas int      `yaml:"wait_replicas"`
+	WaitTimeout  Duration `yaml:"wait_timeout"`
 }
 
 // Store locates the archive.
@@ -122,6 +127,7 @@ const (
 	DefaultEpochCheck    = 5 * time.Second
 	DefaultAuditInterval = 30 * time.Second
 	DefaultLeaderTTL     = 15 * time.Second
+	DefaultWaitTimeout   = 250 * time.Millisecond
 )
 
 // SearchOrders are the search.list orders ytrend accepts.
@@ -138,7 +144,7 @@ func Default() *Config {
 		Costs:         maps(q.Costs),
 		FailurePolicy: map[string]string{},
 		Redis: Redis{Timeout: Duration(q.Timeout), EpochCheck: Duration(DefaultEpochCheck),
-			AuditInterval: Duration(DefaultAuditInterval)},
+			AuditInterval: Duration(DefaultAuditInterval), WaitTimeout: Duration(DefaultWaitTimeout)},
 		Store: Store{Path: DefaultStorePath},
 		YouTube: YouTube{
 			Timeout:    Duration(15 * time.Second),
@@ -322,8 +328,20 @@ func (c *Config) Validate() error {
 	if c.APIKeyEnv == "" || strings.ContainsAny(c.APIKeyEnv, " =\t") {
 		add("api_key_env", "%q is not an environment variable name", c.APIKeyEnv)
 	}
-	if c.Redis.URL != "" && !strings.HasPrefix(c.Redis.URL, "redis://") && !strings.HasPrefix(c.Redis.URL, "rediss://") && !strings.HasPrefix(c.Redis.URL, "unix://") {
-		add("redis.url", "%q: allowed schemes are redis://, rediss:// and unix://, or empty for the embedded ledger", redactURL(c.Redis.URL))
+	if c.Redis.URL != "" {
+		if _, err := redisclient.KindOf(c.Redis.URL); err != nil {
+			add("redis.url", "%v; or empty for the embedded ledger", err)
+		}
+	}
+	if c.Redis.WaitReplicas < 0 || c.Redis.WaitReplicas > 16 {
+		add("redis.wait_replicas", "%d: allowed 0-16", c.Redis.WaitReplicas)
+	}
+	if c.Redis.WaitReplicas > 0 && (c.Redis.WaitTimeout <= 0 || c.Redis.WaitTimeout >= c.Redis.Timeout) {
+		add("redis.wait_timeout", "%s: with wait_replicas it must be positive and below redis.timeout (%s)",
+			c.Redis.WaitTimeout, c.Redis.Timeout)
+	}
+	if c.Redis.WaitReplicas > 0 && c.Redis.URL == "" {
+		add("redis.wait_replicas", "%d: needs redis.url (the embedded ledger has no replicas)", c.Redis.WaitReplicas)
 	}
 	for _, d := range []struct {
 		field string
@@ -466,14 +484,4 @@ func (c *Config) Region(code regions.Code) Region {
 		}
 	}
 	return Region{Code: string(code), Cron: DefaultCron, Pages: DefaultPages}
-}
-
-// redactURL hides a password in a Redis URL before it is printed.
-func redactURL(s string) string {
-	at := strings.LastIndex(s, "@")
-	scheme := strings.Index(s, "://")
-	if at < 0 || scheme < 0 || at < scheme {
-		return s
-	}
-	return s[:scheme+3] + "***" + s[at:]
 }

@@ -50,6 +50,8 @@ type Redis struct {
 	// boundByClient: the client itself cuts a call off at its context's
 	// deadline (ContextTimeoutEnabled), so run need not watch the context.
 	boundByClient bool
+	waitReplicas  int
+	waitTimeout   time.Duration
 }
 
 // NewRedis returns a backend over rdb (a *redis.Client, *redis.ClusterClient
@@ -59,8 +61,11 @@ type Redis struct {
 // Config.Timeout bounds every call whatever the client's options. Give the
 // client ContextTimeoutEnabled: true: it then ends a timed-out call itself and
 // frees its connection at once, and Reserve avoids a goroutine per call.
-func NewRedis(rdb redis.Scripter) *Redis {
+func NewRedis(rdb redis.Scripter, opts ...RedisOption) *Redis {
 	r := &Redis{rdb: rdb}
+	for _, opt := range opts {
+		opt(r)
+	}
 	switch c := rdb.(type) {
 	case *redis.Client:
 		r.boundByClient = c.Options().ContextTimeoutEnabled
@@ -122,8 +127,13 @@ func (r *Redis) reserve(ctx context.Context, cred string, rv reservation) (decis
 		keys = append(keys, key(cred, keyLog, c.name), key(cred, keyTotal, c.name))
 		args = append(args, c.units, micros(c.window), ttl(c.window), c.cost)
 	}
-	v, err := r.run(ctx, reserveScript, keys, args)
-	if err != nil {
+	v, err := r.runWrite(ctx, reserveScript, keys, args)
+	var unacked waitError
+	if errors.As(err, &unacked) {
+		// Decided, but not on enough replicas: a grant is an error (the
+		// policy decides); a refusal stands as it is.
+		v = unacked.v
+	} else if err != nil {
 		return decision{}, scriptError(err, rv.charges)
 	}
 	vs, ok := v.([]any)
@@ -153,12 +163,15 @@ func (r *Redis) reserve(ctx context.Context, cred string, rv reservation) (decis
 	case -2:
 		d.refusedBy = graceRefusal
 	}
+	if unacked.err != nil && (d.granted || d.replay) {
+		return decision{}, unacked.err
+	}
 	return d, nil
 }
 
 func (r *Redis) release(ctx context.Context, cred, id string, limits []charge) (bool, error) {
 	keys, args := limitArgs(cred, make([]string, 0, 2*len(limits)), append(make([]any, 0, 1+3*len(limits)), id), limits)
-	v, err := r.run(ctx, releaseScript, keys, args)
+	v, err := r.runWrite(ctx, releaseScript, keys, args)
 	if err != nil {
 		return false, scriptError(err, limits)
 	}
@@ -177,7 +190,7 @@ func (r *Redis) mark(ctx context.Context, cred string, calls []string, until tim
 			keys = append(keys, key(cred, keyExhausted, c))
 		}
 	}
-	v, err := r.run(ctx, markScript, keys, []any{until.UnixMicro(), reason})
+	v, err := r.runWrite(ctx, markScript, keys, []any{until.UnixMicro(), reason})
 	if err != nil {
 		return err
 	}
@@ -262,7 +275,7 @@ func (r *Redis) sync(ctx context.Context, cred string, sr syncRequest) (syncResu
 			args = append(args, c)
 		}
 	}
-	v, err := r.run(ctx, syncScript, keys, args)
+	v, err := r.runWrite(ctx, syncScript, keys, args)
 	if err != nil {
 		return syncResult{}, scriptError(err, sr.limits)
 	}
@@ -282,7 +295,7 @@ func (r *Redis) sync(ctx context.Context, cred string, sr syncRequest) (syncResu
 
 func (r *Redis) lease(ctx context.Context, cred string, op leaseOp, holder string, ttl time.Duration, token int64) (leaseState, error) {
 	keys := []string{key(cred, keyLeader), key(cred, keyLeader, keySeq)}
-	v, err := r.run(ctx, leaseScript, keys, []any{string(op), holder, ttl.Milliseconds(), token})
+	v, err := r.runWrite(ctx, leaseScript, keys, []any{string(op), holder, ttl.Milliseconds(), token})
 	if err != nil {
 		return leaseState{}, err
 	}

@@ -2,19 +2,18 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
 	"github.com/ytrend/ytrend/config"
+	"github.com/ytrend/ytrend/internal/redisclient"
 	"github.com/ytrend/ytrend/quota"
 	"github.com/ytrend/ytrend/store"
 )
@@ -70,7 +69,7 @@ type app struct {
 	log     *slog.Logger
 	db      *store.DB
 	limiter *quota.Limiter
-	rdb     *redis.Client
+	rdb     redis.UniversalClient
 }
 
 type openOpts struct {
@@ -108,17 +107,12 @@ func (c *cli) open(cmd *cobra.Command, o openOpts) (*app, error) {
 	if cfg.Redis.URL == "" {
 		backend = quota.NewLedger(a.db.Writer())
 	} else {
-		opt, err := redis.ParseURL(cfg.Redis.URL)
+		a.rdb, err = redisclient.Open(cfg.Redis.URL, cfg.Redis.Timeout.D())
 		if err != nil {
 			a.close()
-			return nil, fmt.Errorf("redis URL: %v", redactErr(err, cfg.Redis.URL))
+			return nil, err
 		}
-		timeout := max(cfg.Redis.Timeout.D(), 50*time.Millisecond)
-		opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = timeout, timeout, timeout
-		opt.ContextTimeoutEnabled = true
-		opt.MaxRetries = 1
-		a.rdb = redis.NewClient(opt)
-		backend = quota.NewRedis(a.rdb)
+		backend = quota.NewRedis(a.rdb, quota.WithWaitReplicas(cfg.Redis.WaitReplicas, cfg.Redis.WaitTimeout.D()))
 	}
 	// Every process keeps its own record of its grants in its archive, so
 	// that the books survive the ledger losing them.
@@ -161,6 +155,20 @@ func (a *app) ready(ctx context.Context) error {
 	return nil
 }
 
+// durability says how the budget's Redis could lose the books (see
+// redisclient.Durability); nothing for the embedded ledger, or when the
+// server cannot be asked (the caller hears about that elsewhere).
+func (a *app) durability(ctx context.Context) []string {
+	if a.rdb == nil {
+		return nil
+	}
+	w, err := redisclient.Durability(ctx, a.rdb)
+	if err != nil {
+		return nil
+	}
+	return w
+}
+
 // ledgerNotes are what an operator should know about the budget's ledger
 // (each reads after "ledger "):
 // a rebuild after lost books, and a grace period in force.
@@ -178,17 +186,6 @@ func ledgerNotes(st quota.Status) []string {
 	return out
 }
 
-// redactErr hides the password of a Redis URL inside an error's text.
-func redactErr(err error, secret string) error {
-	if err == nil {
-		return nil
-	}
-	msg := err.Error()
-	if i := strings.Index(secret, "@"); i > 0 {
-		msg = strings.ReplaceAll(msg, secret[:i], "redis://***")
-	}
-	return errors.New(msg)
-}
 
 // isTerminal reports whether w is a terminal, for bold highlights and bars.
 func isTerminal(w io.Writer) bool {

@@ -39,10 +39,16 @@ func (c *cli) quotaStatusCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			warnings := a.durability(cmd.Context())
 			if asJSON {
-				return writeJSON(c.stdout, statusJSON(st))
+				out := statusJSON(st)
+				out.Warnings = append(out.Warnings, warnings...)
+				return writeJSON(c.stdout, out)
 			}
 			printStatus(c.stdout, st, budgetName(a))
+			for _, w := range warnings {
+				fmt.Fprintln(c.stdout, "warning: the budget can be lost: "+w)
+			}
 			return nil
 		},
 	}
@@ -75,6 +81,9 @@ type quotaStatusJSON struct {
 	ExhaustedCalls []exhaustedJSON `json:"exhausted_calls"`
 	Ledger         ledgerJSON      `json:"ledger"`
 	Leader         *quota.Fence    `json:"leader"` // the ytrend run replica firing the schedule, if any
+	// Warnings say how the budget's Redis could lose the books (no AOF,
+	// an evicting maxmemory-policy); empty when it cannot.
+	Warnings []string `json:"warnings"`
 }
 
 // ledgerJSON is the ledger's identity: rebuilt_at is null, and
@@ -89,7 +98,7 @@ type ledgerJSON struct {
 
 func statusJSON(st quota.Status) quotaStatusJSON {
 	out := quotaStatusJSON{Credential: st.Credential, Backend: st.Backend, At: st.At.UTC().Format(time.RFC3339Nano),
-		Limits: []limitJSON{}, ExhaustedCalls: []exhaustedJSON{}}
+		Limits: []limitJSON{}, ExhaustedCalls: []exhaustedJSON{}, Warnings: []string{}}
 	for _, l := range st.Limits {
 		out.Limits = append(out.Limits, limitJSON{
 			Name: l.Name, Units: l.Units, WindowSeconds: l.Window.Seconds(), Used: l.Used,

@@ -101,6 +101,9 @@ status is that of "ytrend fetch": 0 ok, 75 a region stopped on quota, 1 errors.`
 			background.Go(func() {
 				a.limiter.Watch(bg, a.cfg.Redis.EpochCheck.D(), a.cfg.Redis.AuditInterval.D())
 			})
+			for _, w := range a.durability(ctx) {
+				a.log.Warn("the budget's Redis can lose the books", "why", w)
+			}
 			instance := instanceID()
 			elector := leader.New(a.limiter, instance, a.cfg.Scheduler.LeaderTTL.D(), leader.WithLogger(a.log),
 				leader.OnChange(func(leading bool) {
@@ -152,6 +155,9 @@ status is that of "ytrend fetch": 0 ok, 75 a region stopped on quota, 1 errors.`
 						for _, n := range ledgerNotes(st) {
 							detail = append(detail, "ledger "+n)
 						}
+					}
+					for _, w := range a.durability(ctx) {
+						detail = append(detail, "warning: the budget can be lost: "+w)
 					}
 					return detail, nil
 				}))

@@ -1,0 +1,192 @@
+// Package redisclient opens the Redis that holds ytrend's budget from the
+// one URL an operator gives, in any of go-redis' three forms, and tells
+// whether that Redis can lose the budget.
+//
+//   - a single node: redis://[user:password@]host:6379/0, rediss://..., unix:///path
+//   - Sentinel: redis://sentinel1:26379?master_name=NAME&addr=sentinel2:26379&addr=...
+//   - Cluster: redis://node1:6379?addr=node2:6379&addr=node3:6379 (several addr, no master_name)
+//
+// The key decision: the URL's form picks the client; ytrend's options
+// (timeouts, context deadlines honoured, one retry) are applied to every
+// form the same way, and a password never appears in an error.
+package redisclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// ErrBadURL is wrapped by every error about the URL itself.
+var ErrBadURL = errors.New("bad Redis URL")
+
+// Kind is the topology a URL names.
+type Kind string
+
+const (
+	Single   Kind = "single"
+	Sentinel Kind = "sentinel"
+	Cluster  Kind = "cluster"
+)
+
+// KindOf tells which form raw has, or an error naming what is wrong.
+func KindOf(raw string) (Kind, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", fmt.Errorf("%w %q: %v", ErrBadURL, Redact(raw), redactErr(err, raw))
+	}
+	switch u.Scheme {
+	case "redis", "rediss":
+	case "unix":
+		return Single, nil
+	default:
+		return "", fmt.Errorf("%w %q: allowed schemes are redis://, rediss:// and unix://", ErrBadURL, Redact(raw))
+	}
+	q := u.Query()
+	switch {
+	case q.Get("master_name") != "":
+		return Sentinel, nil
+	case len(q["addr"]) > 0:
+		return Cluster, nil
+	}
+	return Single, nil
+}
+
+// Open returns a client for raw with ytrend's options: every dial, read and
+// write bounded by timeout, context deadlines honoured, one retry.
+func Open(raw string, timeout time.Duration) (redis.UniversalClient, error) {
+	kind, err := KindOf(raw)
+	if err != nil {
+		return nil, err
+	}
+	timeout = max(timeout, 50*time.Millisecond)
+	bad := func(err error) error {
+		return fmt.Errorf("%w %q: %v", ErrBadURL, Redact(raw), redactErr(err, raw))
+	}
+	switch kind {
+	case Sentinel:
+		opt, err := redis.ParseFailoverURL(raw)
+		if err != nil {
+			return nil, bad(err)
+		}
+		opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = timeout, timeout, timeout
+		opt.ContextTimeoutEnabled, opt.MaxRetries = true, 1
+		return redis.NewFailoverClient(opt), nil
+	case Cluster:
+		opt, err := redis.ParseClusterURL(raw)
+		if err != nil {
+			return nil, bad(err)
+		}
+		opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = timeout, timeout, timeout
+		opt.ContextTimeoutEnabled, opt.MaxRetries = true, 1
+		return redis.NewClusterClient(opt), nil
+	}
+	opt, err := redis.ParseURL(raw)
+	if err != nil {
+		return nil, bad(err)
+	}
+	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = timeout, timeout, timeout
+	opt.ContextTimeoutEnabled, opt.MaxRetries = true, 1
+	return redis.NewClient(opt), nil
+}
+
+// Redact hides a URL's password: redis://user:***@host.
+func Redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		if i, j := strings.Index(raw, "://"), strings.LastIndex(raw, "@"); i >= 0 && j > i {
+			return raw[:i+3] + "***" + raw[j:]
+		}
+		return raw
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "***")
+	}
+	return strings.Replace(u.String(), "%2A%2A%2A", "***", 1)
+}
+
+// redactErr removes raw's password from err's text.
+func redactErr(err error, raw string) string {
+	msg := err.Error()
+	if u, perr := url.Parse(raw); perr == nil && u.User != nil {
+		if p, ok := u.User.Password(); ok && p != "" {
+			msg = strings.ReplaceAll(msg, p, "***")
+			msg = strings.ReplaceAll(msg, url.QueryEscape(p), "***")
+		}
+	}
+	return msg
+}
+
+// Durability reads the server's persistence and eviction settings and says,
+// in plain words, how the budget could vanish without a trace. No warning
+// means AOF or RDB is on and the eviction policy cannot drop the budget's
+// keys. On a Cluster every master is asked. Keys ytrend writes all expire
+// (but for the epoch), so a volatile-* policy may evict them as well as an
+// allkeys-* one: only noeviction keeps them.
+func Durability(ctx context.Context, rdb redis.UniversalClient) ([]string, error) {
+	if c, ok := rdb.(*redis.ClusterClient); ok {
+		var mu sync.Mutex
+		var out []string
+		err := c.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
+			w, err := nodeDurability(ctx, node)
+			mu.Lock()
+			defer mu.Unlock()
+			for _, s := range w {
+				out = append(out, node.Options().Addr+": "+s)
+			}
+			return err
+		})
+		slices.Sort(out)
+		return out, err
+	}
+	return nodeDurability(ctx, rdb)
+}
+
+func nodeDurability(ctx context.Context, c redis.Cmdable) ([]string, error) {
+	info, err := c.Info(ctx, "persistence", "memory").Result()
+	if err != nil {
+		return nil, fmt.Errorf("redis: INFO: %w", err)
+	}
+	fields := map[string]string{}
+	for _, line := range strings.Split(info, "\n") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
+			fields[k] = v
+		}
+	}
+	var out []string
+	aof := fields["aof_enabled"] == "1"
+	// INFO has no "snapshots are configured" field; CONFIG GET save does,
+	// where CONFIG is allowed (managed services often rename it away).
+	save, err := c.ConfigGet(ctx, "save").Result()
+	rdbKnown := err == nil
+	rdb := rdbKnown && strings.TrimSpace(save["save"]) != ""
+	switch {
+	case !aof && !rdbKnown:
+		out = append(out, "AOF is off and CONFIG is not allowed, so RDB snapshots cannot be checked: "+
+			"unless the server snapshots, a restart forgets the day's spend; run Redis with appendonly yes")
+	case !aof && !rdb:
+		out = append(out, "no persistence (neither AOF nor RDB): a restart forgets the day's spend; "+
+			"run Redis with appendonly yes")
+	case !aof:
+		out = append(out, "RDB snapshots only: a restart forgets what was spent since the last snapshot; "+
+			"run Redis with appendonly yes for exact books")
+	}
+	policy := fields["maxmemory_policy"]
+	if policy == "" {
+		if cfg, err := c.ConfigGet(ctx, "maxmemory-policy").Result(); err == nil {
+			policy = cfg["maxmemory-policy"]
+		}
+	}
+	if policy != "" && policy != "noeviction" {
+		out = append(out, fmt.Sprintf("maxmemory-policy %s may evict the budget's keys (they carry TTLs); "+
+			"use noeviction", policy))
+	}
+	return out, nil
+}

@@ -1,0 +1,152 @@
+package redisclient
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ytrend/ytrend/internal/redistest"
+)
+
+func TestKindOf(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		url  string
+		want Kind
+	}{
+		{"redis://127.0.0.1:6379/0", Single},
+		{"rediss://user:pw@cache.example:6380/1", Single},
+		{"unix:///run/redis.sock", Single},
+		{"redis://s1:26379?master_name=main&addr=s2:26379&addr=s3:26379", Sentinel},
+		{"redis://n1:6379?addr=n2:6379&addr=n3:6379", Cluster},
+	}
+	for _, tt := range tests {
+		if got, err := KindOf(tt.url); err != nil || got != tt.want {
+			t.Errorf("KindOf(%q) = %q, %v; want %q", tt.url, got, err, tt.want)
+		}
+	}
+	for _, bad := range []string{"http://x:6379", "127.0.0.1:6379", "redis://u:s3cr%zz@h"} {
+		_, err := KindOf(bad)
+		if !errors.Is(err, ErrBadURL) {
+			t.Errorf("KindOf(%q) = %v, want ErrBadURL", bad, err)
+		}
+	}
+}
+
+// TestPasswordNeverShown: neither Redact nor any error of Open carries the
+// password.
+func TestPasswordNeverShown(t *testing.T) {
+	t.Parallel()
+	const pw = "hunter2-very-secret"
+	if got := Redact("redis://app:" + pw + "@h:6379/0"); strings.Contains(got, pw) || got != "redis://app:***@h:6379/0" {
+		t.Errorf("Redact = %q", got)
+	}
+	for _, raw := range []string{
+		"redis://app:" + pw + "@h:6379/notadb",
+		"redis://app:" + pw + "@h:6379?master_name=m&addr=x:1&dial_timeout=nonsense",
+		"ftp://app:" + pw + "@h",
+	} {
+		_, err := Open(raw, 0)
+		if err == nil || strings.Contains(err.Error(), pw) {
+			t.Errorf("Open(%q) = %v; want an error without the password", Redact(raw), err)
+		}
+	}
+}
+
+// TestOpenEachForm: each URL form gives a client of its kind that reaches
+// a real server (a single node, a Sentinel topology, a Cluster).
+func TestOpenEachForm(t *testing.T) {
+	t.Parallel()
+	single := redistest.StartServer(t)
+	cluster := redistest.StartCluster(t)
+	sentinel := redistest.StartSentinel(t)
+	for name, tt := range map[string]struct {
+		url  string
+		want string
+	}{
+		"single":   {single.URL(), "*redis.Client"},
+		"sentinel": {sentinel.URL(), "*redis.Client"},
+		"cluster":  {cluster.URL(), "*redis.ClusterClient"},
+	} {
+		c, err := Open(tt.url, 0)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		defer c.Close()
+		if got := typeName(c); got != tt.want {
+			t.Errorf("%s: client %s, want %s", name, got, tt.want)
+		}
+		if err := c.Set(context.Background(), "ytrend:{t}:probe", name, 0).Err(); err != nil {
+			t.Errorf("%s: SET through the client: %v", name, err)
+		}
+	}
+	// The Sentinel client reached the master, not a sentinel.
+	if v, err := sentinel.Master.Client().Get(context.Background(), "ytrend:{t}:probe").Result(); err != nil || v != "sentinel" {
+		t.Errorf("master holds %q, %v", v, err)
+	}
+}
+
+func typeName(c redis.UniversalClient) string {
+	switch c.(type) {
+	case *redis.Client:
+		return "*redis.Client"
+	case *redis.ClusterClient:
+		return "*redis.ClusterClient"
+	}
+	return "other"
+}
+
+// TestDurability: the warnings say exactly what can lose the budget.
+func TestDurability(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		args []string
+		want []string // substrings, one per warning, in order
+	}{
+		{"nothing persisted", nil, []string{"no persistence"}},
+		{"aof", []string{"--appendonly", "yes"}, nil},
+		{"rdb only", []string{"--save", "3600 1"}, []string{"RDB snapshots only"}},
+		{"evicting", []string{"--appendonly", "yes", "--maxmemory", "100mb", "--maxmemory-policy", "volatile-lru"},
+			[]string{"maxmemory-policy volatile-lru"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s := redistest.StartServer(t, tt.args...)
+			got, err := Durability(context.Background(), s.Client())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(tt.want) {
+				t.Fatalf("warnings = %q, want %d", got, len(tt.want))
+			}
+			for i := range got {
+				if !strings.Contains(got[i], tt.want[i]) {
+					t.Errorf("warning %d = %q, want it to say %q", i, got[i], tt.want[i])
+				}
+			}
+		})
+	}
+	t.Run("cluster", func(t *testing.T) {
+		t.Parallel()
+		c := redistest.StartCluster(t)
+		client, err := Open(c.URL(), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer client.Close()
+		got, err := Durability(context.Background(), client)
+		if err != nil || len(got) != 3 {
+			t.Fatalf("warnings = %q, %v; want one per master", got, err)
+		}
+		for _, w := range got {
+			if !strings.Contains(w, "no persistence") {
+				t.Errorf("warning %q", w)
+			}
+		}
+	})
+}
