@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -122,9 +123,16 @@ func (db *DB) ensureWAL(ctx context.Context) error {
 			return nil
 		}
 		if err == nil {
-			err = db.exec(ctx, "PRAGMA journal_mode=WAL")
+			// SQLite answers the request with the mode it ended up in: not
+			// an error when WAL is impossible (an in-memory database, a file
+			// system without shared memory), just another mode.
+			err = db.writer.QueryRowContext(ctx, "PRAGMA journal_mode=WAL").Scan(&mode)
+			if err == nil && strings.EqualFold(mode, "wal") {
+				return nil
+			}
 			if err == nil {
-				continue // read it back
+				return fmt.Errorf("%w: the journal mode stays %q; the archive needs WAL, "+
+					"so give it a file on a local file system (not :memory:)", ErrNoWAL, mode)
 			}
 		}
 		if !isBusy(err) || attempt >= 100 {
@@ -173,10 +181,12 @@ func dsn(path string, busy time.Duration, write bool) string {
 	} else {
 		q = append(q, "_pragma=query_only(1)")
 	}
-	return "file:" + escapePath(path) + "?" + strings.Join(q, "&")
+	return "file:" + escapePath(filepath.Clean(path)) + "?" + strings.Join(q, "&")
 }
 
 // escapePath escapes the characters SQLite's URI parser treats specially.
+// The path is cleaned first: "//tmp/x.db" would otherwise be read as a URI
+// authority ("file://tmp/x.db"), and a path is a path.
 func escapePath(p string) string {
 	r := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
 	return r.Replace(p)

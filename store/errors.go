@@ -8,6 +8,9 @@ import (
 var (
 	// ErrNotFound is returned when a requested row does not exist.
 	ErrNotFound = errors.New("store: not found")
+	// ErrNoWAL is returned by Open when the file cannot be put in WAL mode
+	// (":memory:", a file system without shared memory).
+	ErrNoWAL = errors.New("store: WAL cannot be enabled")
 	// ErrSchemaTooNew is returned when the database was migrated by a newer
 	// ytrend than this one.
 	ErrSchemaTooNew = errors.New("store: database schema is newer than this binary")
