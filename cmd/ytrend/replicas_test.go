@@ -321,3 +321,18 @@ redis: {epoch_check: 100ms}
 		t.Errorf("quota status does not say the ledger was rebuilt:\n%s", text)
 	}
 }
+
+// TestRedisPasswordNotInHelp: REDIS_URL may hold a password; --help and a
+// bare `ytrend quota` (which prints help) never show it.
+func TestRedisPasswordNotInHelp(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, sim.Config{})
+	const pw = "s3cret-redis-pass"
+	w.env["REDIS_URL"] = "redis://app:" + pw + "@127.0.0.1:1/0"
+	for _, args := range [][]string{{"--help"}, {"quota"}, {"quota", "status", "--help"}, {"run", "--help"}} {
+		r := w.run(args...)
+		if strings.Contains(r.stdout+r.stderr, pw) {
+			t.Errorf("ytrend %v prints the Redis password:\n%s%s", args, r.stdout, r.stderr)
+		}
+	}
+}

@@ -82,7 +82,10 @@ archive with a full-text index that "ytrend search" queries at zero quota.`,
 
 	pf := root.PersistentFlags()
 	pf.StringVar(&c.configPath, "config", envOr(c, "YTREND_CONFIG", "schedule.yaml"), "configuration file (env YTREND_CONFIG)")
-	pf.StringVar(&c.redisURL, "redis", c.getenv("REDIS_URL"), "Redis URL for the shared budget, redis:// or rediss:// (env REDIS_URL; empty = embedded ledger in the archive)")
+	// No default from REDIS_URL: a flag's default is printed by --help, and
+	// the URL may hold a password. The environment is applied with the
+	// config (config.ApplyEnv); the flag, when given, overrides both.
+	pf.StringVar(&c.redisURL, "redis", "", "Redis URL for the shared budget: a node, a Sentinel (master_name=) or a Cluster (several addr=) (env REDIS_URL; empty = embedded ledger in the archive)")
 	pf.StringVar(&c.dbPath, "db", c.getenv("YTREND_DB"), "archive database path (env YTREND_DB; default from the config file)")
 	pf.StringVar(&c.logFormat, "log-format", envOr(c, "LOG_FORMAT", "text"), "log format: text or json (env LOG_FORMAT)")
 	pf.StringVar(&c.logLevel, "log-level", envOr(c, "LOG_LEVEL", "info"), "log level: debug, info, warn, error (env LOG_LEVEL)")
