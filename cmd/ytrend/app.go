@@ -49,14 +49,17 @@ func (c *cli) newLogger() (*slog.Logger, error) {
 		return nil, usageError{fmt.Errorf("--log-level %q: allowed debug, info, warn, error", c.logLevel)}
 	}
 	opts := &slog.HandlerOptions{Level: level}
+	var log *slog.Logger
 	switch c.logFormat {
 	case "text":
-		return slog.New(slog.NewTextHandler(c.stderr, opts)), nil
+		log = slog.New(slog.NewTextHandler(c.stderr, opts))
 	case "json":
-		return slog.New(slog.NewJSONHandler(c.stderr, opts)), nil
+		log = slog.New(slog.NewJSONHandler(c.stderr, opts))
 	default:
 		return nil, usageError{fmt.Errorf("--log-format %q: allowed text, json", c.logFormat)}
 	}
+	redisclient.RouteLogs(log)
+	return log, nil
 }
 
 // ledgerTimeout is the least time a budget call on the embedded ledger may

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -334,5 +335,35 @@ func TestRedisPasswordNotInHelp(t *testing.T) {
 		if strings.Contains(r.stdout+r.stderr, pw) {
 			t.Errorf("ytrend %v prints the Redis password:\n%s%s", args, r.stdout, r.stderr)
 		}
+	}
+}
+
+// TestRedisClientLogsGoThroughSlog: go-redis logs Sentinel events itself
+// ("sentinel: new master=..."); with --log-format json every line on stderr
+// is JSON, theirs included.
+func TestRedisClientLogsGoThroughSlog(t *testing.T) {
+	t.Parallel()
+	s := redistest.StartSentinel(t)
+	w := newWorld(t, sim.Config{})
+	w.env["REDIS_URL"] = s.URL()
+	r := w.run("quota", "status", "--log-format", "json", "--log-level", "debug")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	sawRedis := false
+	for _, line := range strings.Split(strings.TrimSpace(r.stderr), "\n") {
+		if line == "" {
+			continue
+		}
+		var v map[string]any
+		if err := json.Unmarshal([]byte(line), &v); err != nil {
+			t.Errorf("stderr line is not JSON: %q", line)
+		}
+		if msg, _ := v["msg"].(string); strings.HasPrefix(msg, "redis client: ") {
+			sawRedis = true
+		}
+	}
+	if !sawRedis {
+		t.Errorf("no go-redis line reached the logger; stderr:\n%s", r.stderr)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"slices"
 	"strings"
@@ -189,4 +190,18 @@ func nodeDurability(ctx context.Context, c redis.Cmdable) ([]string, error) {
 			"use noeviction", policy))
 	}
 	return out, nil
+}
+
+// RouteLogs sends go-redis' own log lines (it logs pool, Sentinel and
+// Cluster events itself, by default straight to stderr) through log, so
+// they share the process's format and level handling. It is process-wide,
+// as go-redis' logger is.
+func RouteLogs(log *slog.Logger) {
+	redis.SetLogger(slogPrinter{log: log})
+}
+
+type slogPrinter struct{ log *slog.Logger }
+
+func (p slogPrinter) Printf(ctx context.Context, format string, v ...any) {
+	p.log.WarnContext(ctx, "redis client: "+fmt.Sprintf(format, v...))
 }
