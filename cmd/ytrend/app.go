@@ -189,7 +189,6 @@ func ledgerNotes(st quota.Status) []string {
 	return out
 }
 
-
 // isTerminal reports whether w is a terminal, for bold highlights and bars.
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
