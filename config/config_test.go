@@ -314,9 +314,44 @@ func TestParseDuration(t *testing.T) {
 			t.Errorf("ParseDuration(%q) accepted", bad)
 		}
 	}
+	// Durations that overflowed silently: 106752d wrapped to a negative
+	// window, 213503d to an offset of -23h. Negative ones are refused too.
+	for in, want := range map[string]string{
+		"106752d":    `"106752d" is too long: at most 106751d`,
+		"213503d":    `"213503d" is too long: at most 106751d`,
+		"2562048h":   `"2562048h" is too long`,
+		"106751d24h": `"106751d24h" is too long`,
+		"-24h":       `"-24h" is negative`,
+	} {
+		if _, err := ParseDuration(in); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseDuration(%q) = %v, want %q", in, err, want)
+		}
+	}
+	if got, err := ParseDuration("106751d"); err != nil || got <= 0 {
+		t.Errorf("ParseDuration(106751d) = %v, %v; want the longest duration accepted", got, err)
+	}
 	for d, want := range map[time.Duration]string{24 * time.Hour: "1d", time.Hour: "1h", 450 * time.Second: "7m30s", 0: "0s", 90 * time.Minute: "1h30m"} {
 		if got := FormatDuration(d); got != want {
 			t.Errorf("FormatDuration(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
+
+// TestOverflowsInTheFile: the audit's overflowing durations and a
+// sub-second @every are errors that name the field.
+func TestOverflowsInTheFile(t *testing.T) {
+	for yaml, want := range map[string]string{
+		"limits: [{name: daily, units: 9500, window: 106752d}]\n": "too long",
+		"regions:\n  - {code: US, offset: 213503d}\n":             "too long",
+		"regions:\n  - {code: US, cron: \"@every 500ms\"}\n":      "@every counts whole seconds",
+		"regions:\n  - {code: US, cron: \"@every 1500ms\"}\n":     "@every counts whole seconds",
+	} {
+		c, err := Parse("test.yaml", []byte(yaml))
+		if err == nil {
+			err = c.Validate()
+		}
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want an error saying %q", yaml, err, want)
 		}
 	}
 }

@@ -1,7 +1,10 @@
 package config
 
 import (
+	"errors"
 	"fmt"
+	"math"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -23,7 +26,8 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.ScalarNode {
 		return fmt.Errorf("line %d: want a duration such as 90s, 30m, 24h or 7d", n.Line)
 	}
-	v, err := ParseDuration(n.Value)
+	// A negative value is left to Validate, which names the field.
+	v, err := parseDuration(n.Value, true)
 	if err != nil {
 		return fmt.Errorf("line %d: %v", n.Line, err)
 	}
@@ -34,17 +38,43 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 // MarshalYAML writes the duration back in the same form.
 func (d Duration) MarshalYAML() (any, error) { return d.String(), nil }
 
+// durationShape is what time.ParseDuration reads, whatever the size.
+var durationShape = regexp.MustCompile(`^([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h)(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))*$`)
+
+// MaxDays is the longest duration ParseDuration accepts, in days: the
+// largest whole number of days a time.Duration holds (about 292 years).
+const MaxDays = int64(math.MaxInt64 / int64(24*time.Hour))
+
 // ParseDuration parses Go durations plus a whole-day suffix: "7d", "1d12h".
-func ParseDuration(s string) (time.Duration, error) {
+// A negative duration, and one too long for time.Duration (which would wrap
+// around to a negative or small value), are errors.
+func ParseDuration(s string) (time.Duration, error) { return parseDuration(s, false) }
+
+func parseDuration(s string, negative bool) (time.Duration, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return 0, fmt.Errorf("empty duration; want e.g. 90s, 30m, 24h or 7d")
 	}
+	if rest, ok := strings.CutPrefix(s, "-"); ok {
+		if !negative {
+			return 0, fmt.Errorf("%q is negative; want e.g. 90s, 30m, 24h or 7d", s)
+		}
+		d, err := parseDuration(rest, false)
+		if err != nil {
+			return 0, fmt.Errorf("%q: %w", s, err)
+		}
+		return -d, nil
+	}
+	tooLong := fmt.Errorf("%q is too long: at most %dd", s, MaxDays)
+	orig := s
 	var days time.Duration
 	if i := strings.IndexByte(s, 'd'); i > 0 {
-		n, err := strconv.Atoi(s[:i])
+		n, err := strconv.ParseInt(s[:i], 10, 64)
+		if err != nil && errors.Is(err, strconv.ErrRange) || err == nil && n > MaxDays {
+			return 0, tooLong
+		}
 		if err != nil || n < 0 {
-			return 0, fmt.Errorf("%q is not a duration; want e.g. 90s, 30m, 24h or 7d", s)
+			return 0, fmt.Errorf("%q is not a duration; want e.g. 90s, 30m, 24h or 7d", orig)
 		}
 		days = time.Duration(n) * 24 * time.Hour
 		s = s[i+1:]
@@ -54,7 +84,16 @@ func ParseDuration(s string) (time.Duration, error) {
 	}
 	v, err := time.ParseDuration(s)
 	if err != nil {
-		return 0, fmt.Errorf("%q is not a duration; want e.g. 90s, 30m, 24h or 7d", s)
+		if durationShape.MatchString(s) {
+			return 0, tooLong // well formed: time.ParseDuration refused its size
+		}
+		return 0, fmt.Errorf("%q is not a duration; want e.g. 90s, 30m, 24h or 7d", orig)
+	}
+	if v < 0 {
+		return 0, fmt.Errorf("%q is not a duration; want e.g. 90s, 30m, 24h or 7d", orig)
+	}
+	if days > math.MaxInt64-v {
+		return 0, tooLong
 	}
 	return days + v, nil
 }

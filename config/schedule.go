@@ -42,6 +42,14 @@ func ParseSchedule(spec string) (s cron.Schedule, err error) {
 			s, err = nil, fmt.Errorf("%q is not a valid cron spec; %s", spec, cronHelp)
 		}
 	}()
+	if every, ok := strings.CutPrefix(rest, "@every "); ok {
+		// robfig/cron rounds @every to whole seconds, silently: 500ms
+		// would fire every second. Say so instead.
+		d, err := time.ParseDuration(strings.TrimSpace(every))
+		if err == nil && (d < time.Second || d%time.Second != 0) {
+			return nil, fmt.Errorf("%q: @every counts whole seconds, at least 1s; got %s", spec, d)
+		}
+	}
 	parsed, err := cronParser.Parse(rest)
 	if err != nil {
 		return nil, fmt.Errorf("%q is not a valid cron spec (%v); %s", spec, err, cronHelp)

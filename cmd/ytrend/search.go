@@ -118,8 +118,13 @@ every match.`,
 
 // parseSince reads "24h", "7d" (ago) or a date / RFC 3339 time.
 func parseSince(s string, now time.Time) (time.Time, error) {
-	if d, err := config.ParseDuration(s); err == nil {
+	d, derr := config.ParseDuration(s)
+	if derr == nil {
 		return now.Add(-d), nil
+	}
+	if strings.HasPrefix(strings.TrimSpace(s), "-") || strings.Contains(derr.Error(), "too long") {
+		// A duration, but not one a "since" can mean.
+		return time.Time{}, fmt.Errorf("--since %v", derr)
 	}
 	for _, layout := range []string{time.RFC3339, "2006-01-02T15:04", "2006-01-02"} {
 		if t, err := time.Parse(layout, s); err == nil {
