@@ -15,6 +15,10 @@ import (
 // yaml.v3's KnownFields only says "field cronn not found in type
 // config.Region", which tells a user neither where nor what to write instead.
 func checkFields(root *yaml.Node, target any) error {
+	if size := expandedSize(root, map[*yaml.Node]int{}); size > maxExpandedNodes {
+		return fmt.Errorf("too many aliases: the file would expand to over %d nodes (at most %d); "+
+			"write the values out, or use fewer aliases", size, maxExpandedNodes)
+	}
 	n := root
 	if n.Kind == yaml.DocumentNode {
 		if len(n.Content) == 0 {
@@ -133,4 +137,35 @@ func yamlName(f reflect.StructField) string {
 		return strings.ToLower(f.Name)
 	}
 	return name
+}
+
+// maxExpandedNodes bounds a file with its aliases expanded. A real
+// schedule.yaml has a few hundred nodes; a "billion laughs" file of 60 KB
+// expands to millions, and walking them took minutes before yaml.v3's own
+// alias limit (which applies only when decoding) was reached.
+const maxExpandedNodes = 100_000
+
+// expandedSize counts n's nodes with every alias expanded, in time linear
+// in the file (each anchor's size is computed once), and stops counting past
+// the limit.
+func expandedSize(n *yaml.Node, memo map[*yaml.Node]int) int {
+	if n == nil {
+		return 0
+	}
+	if n.Kind == yaml.AliasNode {
+		return expandedSize(n.Alias, memo)
+	}
+	if v, ok := memo[n]; ok {
+		return v
+	}
+	memo[n] = maxExpandedNodes + 1 // a cycle counts as too many
+	size := 1
+	for _, c := range n.Content {
+		size += expandedSize(c, memo)
+		if size > maxExpandedNodes {
+			break
+		}
+	}
+	memo[n] = size
+	return size
 }
