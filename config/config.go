@@ -20,6 +20,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/ytrend/ytrend/internal/redisclient"
+	"github.com/ytrend/ytrend/internal/secret"
 	"github.com/ytrend/ytrend/quota"
 	"github.com/ytrend/ytrend/regions"
 )
@@ -274,13 +275,13 @@ func (c *Config) ApplyEnv(env Env) {
 }
 
 // APIKey reads the API key from the environment variable the file names.
-func (c *Config) APIKey(env Env) (string, error) {
+func (c *Config) APIKey(env Env) (secret.Value, error) {
 	v, ok := env(c.APIKeyEnv)
 	v = strings.TrimSpace(v)
 	if !ok || v == "" {
-		return "", fmt.Errorf("no YouTube API key: set %s (the variable named by api_key_env)", c.APIKeyEnv)
+		return secret.Value{}, fmt.Errorf("no YouTube API key: set %s (the variable named by api_key_env)", c.APIKeyEnv)
 	}
-	return v, nil
+	return secret.New(v), nil
 }
 
 // QuotaConfig is the budget the quota package enforces.

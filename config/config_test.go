@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"reflect"
 	"strings"
@@ -284,7 +285,7 @@ func TestEnvironmentOverridesFile(t *testing.T) {
 		t.Errorf("env not applied: redis %q endpoint %q db %q", c.Redis.URL, c.YouTube.Endpoint, c.Store.Path)
 	}
 	c.APIKeyEnv = "MY_KEY"
-	if k, err := c.APIKey(lookup); err != nil || k != "k3y" {
+	if k, err := c.APIKey(lookup); err != nil || k.Reveal() != "k3y" || fmt.Sprint(k) == "k3y" {
 		t.Errorf("APIKey = %q, %v", k, err)
 	}
 	c.APIKeyEnv = "ABSENT"

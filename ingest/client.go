@@ -6,11 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ytrend/ytrend/internal/secret"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 
@@ -28,11 +28,11 @@ const GoogleEndpoint = "https://youtube.googleapis.com"
 // through option.WithAPIKey on Google's transport; beneath it sits
 // captureTransport, which keeps a copy of each response body for the request
 // that asked for it.
-func newService(ctx context.Context, endpoint, apiKey string) (*youtube.Service, error) {
+func newService(ctx context.Context, endpoint string, key secret.Value) (*youtube.Service, error) {
 	if endpoint == "" {
 		endpoint = GoogleEndpoint
 	}
-	if apiKey == "" {
+	if key.IsZero() {
 		return nil, errors.New("ingest: empty API key")
 	}
 	base := http.DefaultTransport.(*http.Transport).Clone()
@@ -45,7 +45,7 @@ func newService(ctx context.Context, endpoint, apiKey string) (*youtube.Service,
 	// ytrend's log format and level.
 	quiet := option.WithLogger(slog.New(slog.DiscardHandler))
 	rt, err := htransport.NewTransport(ctx, captureTransport{base: base},
-		option.WithAPIKey(apiKey), option.WithEndpoint(strings.TrimSuffix(endpoint, "/")+"/"), quiet)
+		option.WithAPIKey(key.Reveal()), option.WithEndpoint(strings.TrimSuffix(endpoint, "/")+"/"), quiet)
 	if err != nil {
 		return nil, fmt.Errorf("ingest: build transport: %w", err)
 	}
@@ -113,41 +113,6 @@ func (b *teeBody) Read(p []byte) (int, error) {
 // failures arrive as *url.Error whose text holds the full request URL with
 // key=...; the URL is rewritten in place so the error keeps its type. As a
 // last guard, any remaining occurrence of the key in the text is masked.
-func redact(err error, apiKey string) error {
-	if err == nil {
-		return nil
-	}
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		ue.URL = redactURL(ue.URL)
-	}
-	if apiKey != "" && strings.Contains(err.Error(), apiKey) {
-		return &redactedError{msg: strings.ReplaceAll(err.Error(), apiKey, "REDACTED"), err: err}
-	}
-	return err
-}
-
-type redactedError struct {
-	msg string
-	err error
-}
-
-func (e *redactedError) Error() string { return e.msg }
-func (e *redactedError) Unwrap() error { return e.err }
-
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(unparseable URL)"
-	}
-	q := u.Query()
-	if q.Has("key") {
-		q.Set("key", "REDACTED")
-		u.RawQuery = q.Encode()
-	}
-	return u.String()
-}
-
 // errKind is how a failed request is handled.
 type errKind int
 

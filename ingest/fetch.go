@@ -10,6 +10,7 @@ import (
 
 	"google.golang.org/api/youtube/v3"
 
+	"github.com/ytrend/ytrend/internal/secret"
 	"github.com/ytrend/ytrend/quota"
 	"github.com/ytrend/ytrend/regions"
 	"github.com/ytrend/ytrend/store"
@@ -32,7 +33,7 @@ type archive interface {
 // Options configures a Fetcher.
 type Options struct {
 	Endpoint   string        // server root; "" = Google
-	APIKey     string        // required; never logged
+	APIKey     secret.Value  // required; it never formats, and is redacted from every error
 	Timeout    time.Duration // per request; default 15s
 	Retries    int           // extra attempts on transient failures; default 0 (set it)
 	Backoff    time.Duration // first retry delay, doubled per attempt, jittered; default 1s
@@ -408,7 +409,7 @@ func (r *run) do(ctx context.Context, call string, send func(context.Context) er
 		if err == nil {
 			return nil
 		}
-		err = redact(err, r.f.opt.APIKey)
+		err = r.f.opt.APIKey.RedactErr(err)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,6 +22,7 @@ import (
 	"github.com/ytrend/ytrend/ingest"
 	"github.com/ytrend/ytrend/ingest/sim"
 	"github.com/ytrend/ytrend/internal/logbuf"
+	"github.com/ytrend/ytrend/internal/secret"
 	"github.com/ytrend/ytrend/quota"
 	"github.com/ytrend/ytrend/regions"
 	"github.com/ytrend/ytrend/store"
@@ -95,8 +98,8 @@ func newEnv(t testing.TB, o envOpts) *env {
 	if fo.Endpoint == "" {
 		fo.Endpoint = srv.URL
 	}
-	if fo.APIKey == "" {
-		fo.APIKey = testKey
+	if fo.APIKey.IsZero() {
+		fo.APIKey = secret.New(testKey)
 	}
 	fo.Logger = log
 	if fo.Backoff == 0 {
@@ -421,7 +424,7 @@ func TestFaultsProduceTheDocumentedOutcome(t *testing.T) {
 
 func TestInvalidKeyFailsWithoutRetry(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, envOpts{fetch: ingest.Options{APIKey: "AIzaWRONG-key-that-must-not-leak", Retries: 3}})
+	e := newEnv(t, envOpts{fetch: ingest.Options{APIKey: secret.New("AIzaWRONG-key-that-must-not-leak"), Retries: 3}})
 	rep := e.fetch("US", 4)
 	if rep.Status != store.StatusFailed || rep.Units != 1 || !strings.Contains(rep.Err.Error(), "API key not valid") {
 		t.Fatalf("%+v (err %v); want failed after one request saying the key is not valid", rep, rep.Err)
@@ -593,5 +596,34 @@ func TestParseISODuration(t *testing.T) {
 		if _, err := ingest.ParseISODuration(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
+	}
+}
+
+// TestKeyRedactedInEveryEncoding: an upstream error that echoes the request
+// URL carries the key query-escaped (sec+ret%2BKEY%2F9); no encoding of it
+// reaches the report, the logs or the archive.
+func TestKeyRedactedInEveryEncoding(t *testing.T) {
+	t.Parallel()
+	const key = "sec ret+KEY/9=x"
+	e := newEnv(t, envOpts{
+		fetch: ingest.Options{APIKey: secret.New(key), Retries: 0},
+		handler: func(http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusBadRequest)
+				msg := "bad request for " + r.URL.String() + " (raw " + r.URL.RawQuery + ")"
+				fmt.Fprintf(w, `{"error": {"code": 400, "message": %q, "errors": [{"reason": "badRequest", "message": %q}]}}`, msg, msg)
+			})
+		},
+	})
+	rep := e.fetch("US", 1)
+	if rep.Status != store.StatusFailed || rep.Err == nil {
+		t.Fatalf("%+v; want a failed run", rep)
+	}
+	for _, form := range []string{key, url.QueryEscape(key), url.PathEscape(key), "ret%2BKEY", "ret%2bKEY", "ret+KEY"} {
+		if strings.Contains(rep.Err.Error(), form) {
+			t.Errorf("the report's error holds the key as %q: %v", form, rep.Err)
+		}
+		assertNoSecret(t, e, form)
 	}
 }

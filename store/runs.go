@@ -5,8 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/ytrend/ytrend/internal/secret"
 	"os"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -61,7 +61,7 @@ func (db *DB) FinishRun(ctx context.Context, id int64, end RunEnd) error {
 	}
 	res, err := db.writer.ExecContext(ctx, `UPDATE runs SET status = ?, finished_at = ?, units = ?, refused_by = ?,
 		retry_at = ?, error = ? WHERE id = ?`,
-		string(end.Status), end.At.UnixMicro(), end.Units, end.RefusedBy, retry, redact(end.Error), id)
+		string(end.Status), end.At.UnixMicro(), end.Units, end.RefusedBy, retry, secret.Scrub(end.Error), id)
 	if err != nil {
 		return fmt.Errorf("store: finish run %d: %w", id, err)
 	}
@@ -69,18 +69,6 @@ func (db *DB) FinishRun(ctx context.Context, id int64, end RunEnd) error {
 		return fmt.Errorf("store: finish run %d: %w", id, ErrNotFound)
 	}
 	return nil
-}
-
-// Patterns of API keys that could reach an error text (a URL's key=
-// parameter, a Google API key): the archive never stores them.
-var (
-	keyParam  = regexp.MustCompile(`(?i)\b(key|api_?key|access_token)=[^&\s"'<>]+`)
-	googleKey = regexp.MustCompile(`AIza[0-9A-Za-z_\-]{35}`)
-)
-
-func redact(s string) string {
-	s = keyParam.ReplaceAllString(s, "${1}=REDACTED")
-	return googleKey.ReplaceAllString(s, "REDACTED")
 }
 
 const maxRunsLimit = 10000

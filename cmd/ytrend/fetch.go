@@ -13,6 +13,7 @@ import (
 
 	"github.com/ytrend/ytrend/config"
 	"github.com/ytrend/ytrend/ingest"
+	"github.com/ytrend/ytrend/internal/secret"
 	"github.com/ytrend/ytrend/regions"
 	"github.com/ytrend/ytrend/store"
 )
@@ -130,7 +131,7 @@ func jobFor(r config.Region, trigger store.Trigger, stop <-chan struct{}) ingest
 	return job
 }
 
-func fetcherOptions(cfg *config.Config, key string, log *slog.Logger) ingest.Options {
+func fetcherOptions(cfg *config.Config, key secret.Value, log *slog.Logger) ingest.Options {
 	return ingest.Options{
 		Endpoint: cfg.YouTube.Endpoint, APIKey: key,
 		Timeout: cfg.YouTube.Timeout.D(), Retries: cfg.YouTube.Retries,

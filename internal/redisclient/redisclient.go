@@ -23,6 +23,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/ytrend/ytrend/internal/secret"
 )
 
 // ErrBadURL is wrapped by every error about the URL itself.
@@ -41,14 +43,14 @@ const (
 func KindOf(raw string) (Kind, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return "", fmt.Errorf("%w %q: %v", ErrBadURL, Redact(raw), redactErr(err, raw))
+		return "", fmt.Errorf("%w %q: %v", ErrBadURL, secret.URL(raw), redactErr(err, raw))
 	}
 	switch u.Scheme {
 	case "redis", "rediss":
 	case "unix":
 		return Single, nil
 	default:
-		return "", fmt.Errorf("%w %q: allowed schemes are redis://, rediss:// and unix://", ErrBadURL, Redact(raw))
+		return "", fmt.Errorf("%w %q: allowed schemes are redis://, rediss:// and unix://", ErrBadURL, secret.URL(raw))
 	}
 	q := u.Query()
 	switch {
@@ -69,7 +71,7 @@ func Open(raw string, timeout time.Duration) (redis.UniversalClient, error) {
 	}
 	timeout = max(timeout, 50*time.Millisecond)
 	bad := func(err error) error {
-		return fmt.Errorf("%w %q: %v", ErrBadURL, Redact(raw), redactErr(err, raw))
+		return fmt.Errorf("%w %q: %v", ErrBadURL, secret.URL(raw), redactErr(err, raw))
 	}
 	switch kind {
 	case Sentinel:
@@ -98,31 +100,14 @@ func Open(raw string, timeout time.Duration) (redis.UniversalClient, error) {
 	return redis.NewClient(opt), nil
 }
 
-// Redact hides a URL's password: redis://user:***@host.
-func Redact(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.User == nil {
-		if i, j := strings.Index(raw, "://"), strings.LastIndex(raw, "@"); i >= 0 && j > i {
-			return raw[:i+3] + "***" + raw[j:]
-		}
-		return raw
-	}
-	if _, ok := u.User.Password(); ok {
-		u.User = url.UserPassword(u.User.Username(), "***")
-	}
-	return strings.Replace(u.String(), "%2A%2A%2A", "***", 1)
-}
-
-// redactErr removes raw's password from err's text.
+// redactErr removes raw's password, in every encoding, from err's text.
 func redactErr(err error, raw string) string {
-	msg := err.Error()
 	if u, perr := url.Parse(raw); perr == nil && u.User != nil {
-		if p, ok := u.User.Password(); ok && p != "" {
-			msg = strings.ReplaceAll(msg, p, "***")
-			msg = strings.ReplaceAll(msg, url.QueryEscape(p), "***")
+		if p, ok := u.User.Password(); ok {
+			return secret.New(p).Redact(err.Error())
 		}
 	}
-	return msg
+	return secret.Scrub(err.Error())
 }
 
 // Durability reads the server's persistence and eviction settings and says,

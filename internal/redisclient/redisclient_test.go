@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ytrend/ytrend/internal/redistest"
+	"github.com/ytrend/ytrend/internal/secret"
 )
 
 func TestKindOf(t *testing.T) {
@@ -41,8 +42,8 @@ func TestKindOf(t *testing.T) {
 func TestPasswordNeverShown(t *testing.T) {
 	t.Parallel()
 	const pw = "hunter2-very-secret"
-	if got := Redact("redis://app:" + pw + "@h:6379/0"); strings.Contains(got, pw) || got != "redis://app:***@h:6379/0" {
-		t.Errorf("Redact = %q", got)
+	if got := secret.URL("redis://app:" + pw + "@h:6379/0"); strings.Contains(got, pw) || got != "redis://app:"+secret.Mask+"@h:6379/0" {
+		t.Errorf("secret.URL = %q", got)
 	}
 	for _, raw := range []string{
 		"redis://app:" + pw + "@h:6379/notadb",
@@ -51,7 +52,7 @@ func TestPasswordNeverShown(t *testing.T) {
 	} {
 		_, err := Open(raw, 0)
 		if err == nil || strings.Contains(err.Error(), pw) {
-			t.Errorf("Open(%q) = %v; want an error without the password", Redact(raw), err)
+			t.Errorf("Open(%q) = %v; want an error without the password", secret.URL(raw), err)
 		}
 	}
 }
