@@ -11,8 +11,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"google.golang.org/api/googleapi"
 	"google.golang.org/api/option"
@@ -193,12 +195,34 @@ func isNetError(err error) bool {
 	return strings.Contains(s, "connection reset") || strings.Contains(s, "broken pipe") || strings.Contains(s, "unexpected EOF")
 }
 
-// neverSent reports whether the request certainly did not reach the server
-// (it failed while dialing), so its reservation can be released.
-func neverSent(err error) bool {
-	var oe *net.OpError
-	return errors.As(err, &oe) && oe.Op == "dial"
+// wire notes whether any attempt the transport makes for one API request got
+// a connection, so a failed request's units are released only when it
+// provably never left this host.
+//
+// The error alone cannot tell: when a reused keep-alive connection fails
+// after the request was written, the transport resends an idempotent GET on a
+// new connection, and if that dial fails the caller sees a dial error for a
+// request Google may already have received and charged.
+//
+// GotConn is the signal, not WroteRequest: a request's bytes can only reach a
+// connection the transport has handed it, and both HTTP/1 and HTTP/2 report
+// every such hand-over (HTTP/2 per retry as well), before writing. The Wrote*
+// hooks are not enough: HTTP/2 reports no WroteRequest when writing the
+// headers fails part-way. The price is that an attempt that got a connection
+// but failed before writing stays counted: the budget errs towards spent.
+type wire struct{ gotConn atomic.Bool }
+
+// trace returns ctx with a client trace that reports to w. It keeps any trace
+// already in ctx.
+func (w *wire) trace(ctx context.Context) context.Context {
+	return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		GotConn: func(httptrace.GotConnInfo) { w.gotConn.Store(true) },
+	})
 }
+
+// neverLeft reports whether no attempt got a connection: then nothing of the
+// request was written anywhere, whatever the error says.
+func (w *wire) neverLeft() bool { return !w.gotConn.Load() }
 
 // perDayQuotaLimit returns the quota_limit named by a 429's ErrorInfo detail
 // when it is a per-day limit (e.g. defaultSearchListPerDayPerProject).

@@ -403,7 +403,8 @@ func (r *run) do(ctx context.Context, call string, send func(context.Context) er
 			r.log.Warn("quota backend unreachable; call allowed by failure policy and journaled", "call", call, "reservation", res.ID)
 		}
 
-		rctx, cancel := context.WithTimeout(ctx, r.f.opt.Timeout)
+		var w wire
+		rctx, cancel := context.WithTimeout(w.trace(ctx), r.f.opt.Timeout)
 		err = send(rctx)
 		cancel()
 		if err == nil {
@@ -413,9 +414,10 @@ func (r *run) do(ctx context.Context, call string, send func(context.Context) er
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if neverSent(err) {
-			// The request never left this host: Google charged nothing, so
-			// neither does the ledger.
+		if w.neverLeft() {
+			// No attempt got a connection, so the request never left this
+			// host: Google charged nothing, so neither does the ledger. The
+			// error is no guide here (see wire).
 			if rerr := r.f.budget.Release(ctx, res.ID); rerr == nil {
 				r.rep.Units -= res.Cost
 			}

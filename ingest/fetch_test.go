@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -463,6 +464,76 @@ func TestUnreachableEndpointReleasesReservations(t *testing.T) {
 	assertNoKey(t, e)
 	if strings.Contains(rep.Err.Error(), "key=") && !strings.Contains(rep.Err.Error(), "key=REDACTED") {
 		t.Errorf("transport error shows a key parameter: %v", rep.Err)
+	}
+}
+
+// TestRequestResentOnNewConnectionStaysSpent: the server reads page 2 on a
+// reused keep-alive connection and hangs up without answering, with its
+// port already closed. Go's transport resends the GET on a new connection,
+// that dial is refused, and the run gets a dial error although page 2
+// reached the server (Google would have charged it). Its units must stay
+// spent. Later attempts that are refused at their first dial never left this
+// host and are released.
+func TestRequestResentOnNewConnectionStaysSpent(t *testing.T) {
+	t.Parallel()
+	for _, retries := range []int{0, 2} {
+		t.Run(fmt.Sprintf("retries=%d", retries), func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, envOpts{noFetcher: true})
+			var served atomic.Int64
+			var ts *httptest.Server
+			ts = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if served.Add(1) != 2 {
+					e.sim.ServeHTTP(w, r)
+					return
+				}
+				// The server has read page 2's request in full (a GET has no
+				// body). Close the port first, so the transport's resend is
+				// refused, then the connection, without a reply.
+				conn, _, err := http.NewResponseController(w).Hijack()
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				ts.Listener.Close()
+				conn.Close()
+			}))
+			ts.Start()
+			t.Cleanup(ts.Close)
+			f, err := ingest.New(context.Background(), e.limiter, e.db, ingest.Options{
+				Endpoint: ts.URL, APIKey: secret.New(testKey), Retries: retries,
+				Backoff: 5 * time.Millisecond, MaxBackoff: 20 * time.Millisecond,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+
+			rep := f.Fetch(context.Background(), ingest.Job{Region: "US", Pages: 4, Trigger: store.TriggerCLI})
+			// Page 1 and page 2's first attempt reached the server; page 2's
+			// retries (if any) were refused at their first dial.
+			if rep.Status != store.StatusFailed || rep.Pages != 1 || rep.Units != 2 {
+				t.Fatalf("%+v (err %v); want failed after 1 page with 2 units spent", rep, rep.Err)
+			}
+			// The last error is a refused dial: for retries=0 that is the
+			// transport's own resend of page 2, the case that must not be
+			// mistaken for "never sent".
+			if !errors.Is(rep.Err, syscall.ECONNREFUSED) {
+				t.Errorf("error %v; want connection refused", rep.Err)
+			}
+			if got := served.Load(); got != 2 {
+				t.Errorf("server read %d requests, want 2", got)
+			}
+			if got := e.used("daily"); got != 2 {
+				t.Errorf("ledger holds %d units, want 2 (page 2 reached the server)", got)
+			}
+			runs, err := e.db.Runs(context.Background(), store.RunFilter{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(runs) != 1 || runs[0].Units != 2 {
+				t.Errorf("run rows %+v; want one run with 2 units", runs)
+			}
+		})
 	}
 }
 
