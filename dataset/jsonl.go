@@ -12,8 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/ytrend/ytrend/regions"
 )
 
 // jsonLines reads the export's JSONL form: one object a line, with the CSV
@@ -25,7 +23,7 @@ type jsonLines struct {
 	first []byte // the first line, read to tell the layout
 }
 
-func newJSONLReader(br *bufio.Reader, name string, region regions.Code) (*Reader, error) {
+func newJSONLReader(br *bufio.Reader, name string) (*Reader, error) {
 	jl := &jsonLines{br: br}
 	first, _, err := jl.readLine()
 	if err != nil && !errors.Is(err, io.EOF) {
@@ -40,9 +38,6 @@ func newJSONLReader(br *bufio.Reader, name string, region regions.Code) (*Reader
 			names := slices.Sorted(maps.Keys(keys))
 			return nil, fmt.Errorf("%s: %w", name, unknown(fmt.Sprintf("its first line is a JSON object with the keys %s", shortList(names))))
 		}
-	}
-	if region != "" {
-		return nil, fmt.Errorf("%s is a ytrend export, whose rows name their region: a region cannot be given for it", name)
 	}
 	jl.first = first
 	cols := make(map[string]int, len(ColumnsYtrend))

@@ -93,8 +93,8 @@ type row struct {
 
 // NewReader reads the header of a dataset file (name is used in messages)
 // and tells its layout. region is the public datasets' region (from the
-// file name or the user); the export's rows carry their own, and region
-// must then be empty. A header that matches no layout is an error that
+// file name or the user); it is ignored for the export, whose rows carry
+// their own. A header that matches no layout is an error that
 // wraps ErrUnknownFormat and names the columns each layout expects.
 func NewReader(r io.Reader, name string, region regions.Code) (*Reader, error) {
 	tail := &tailReader{r: r}
@@ -103,7 +103,7 @@ func NewReader(r io.Reader, name string, region regions.Code) (*Reader, error) {
 		br.Discard(3) // a byte order mark, as Excel writes
 	}
 	if b, err := br.Peek(1); err == nil && b[0] == '{' {
-		return newJSONLReader(br, name, region)
+		return newJSONLReader(br, name)
 	}
 	cr := csv.NewReader(br)
 	cr.LazyQuotes = true // whatever the first line is, say what it holds
@@ -119,9 +119,10 @@ func NewReader(r io.Reader, name string, region regions.Code) (*Reader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	if format == FormatYtrend {
+		region = "" // its rows name theirs
+	}
 	switch {
-	case format == FormatYtrend && region != "":
-		return nil, fmt.Errorf("%s is a ytrend export, whose rows name their region: a region cannot be given for it", name)
 	case format != FormatYtrend && region == "":
 		return nil, fmt.Errorf("%s: %w given for this %s dataset", name, ErrNoRegion, format)
 	case format != FormatYtrend && !regions.Valid(region):
