@@ -200,13 +200,19 @@ func (r *Reader) day(first *row) store.ImportedChart {
 	return store.ImportedChart{Region: r.region, Pages: []store.Page{page}}
 }
 
-// run gathers the rows of first's run: same region, ranks rising.
+// runGap is the longest pause between two pages of one run: a fetch takes
+// its pages back to back. It separates two runs of a region when an export
+// filtered by time starts in the middle of the second (at rank 51, say).
+const runGap = 30 * time.Minute
+
+// run gathers the rows of first's run: same region, ranks rising, fetched
+// together.
 func (r *Reader) run(first *row) store.ImportedChart {
 	c := store.ImportedChart{Region: first.region}
 	var page *store.Page
 	prev := first
 	for row := first; row != nil; row = r.take() {
-		if row != first && (row.region != first.region || row.rank <= prev.rank) {
+		if row != first && (row.region != first.region || row.rank <= prev.rank || row.at.Sub(prev.at) > runGap) {
 			r.pending = row // the next run
 			break
 		}

@@ -359,3 +359,38 @@ func TestRegionFromName(t *testing.T) {
 		t.Errorf("UK: %v", err)
 	}
 }
+
+// An export's rows come back as the runs they were: a run ends where the
+// region changes, the rank starts again, or the fetch times are apart (an
+// export filtered by time may start a run in its middle).
+func TestExportRunsAndPages(t *testing.T) {
+	row := func(id, region string, rank int, at string) []string {
+		r := slices.Clone(rows2020[0])
+		r[0] = id
+		return append(r, region, fmt.Sprint(rank), at)
+	}
+	rows := [][]string{
+		row("a1", "DE", 1, "2026-03-01T10:00:00.5Z"),
+		row("a2", "DE", 2, "2026-03-01T10:00:00.5Z"),
+		row("a3", "DE", 3, "2026-03-01T10:00:02Z"), // the run's second page
+		row("a5", "DE", 5, "2026-03-01T10:00:02Z"), // a gap: a duplicate SavePage dropped
+		row("b1", "GB", 1, "2026-03-01T10:05:00Z"),
+		row("c51", "GB", 51, "2026-03-01T11:05:00Z"), // the next GB run, cut by --since
+		row("d1", "GB", 1, "2026-03-01T12:05:00Z"),
+	}
+	charts, rep := readAll(t, "export.csv", file2020(t, dataset.ColumnsYtrend, rows, style{}), "")
+	want := []string{
+		"DE 2026-03-01T10:00:00Z #1: a1 a2",
+		"DE 2026-03-01T10:00:02Z #3: a3",
+		"DE 2026-03-01T10:00:02Z #5: a5",
+		"GB 2026-03-01T10:05:00Z #1: b1",
+		"GB 2026-03-01T11:05:00Z #51: c51",
+		"GB 2026-03-01T12:05:00Z #1: d1",
+	}
+	if got := chartIDs(charts); !slices.Equal(got, want) || len(charts) != 4 || rep.Charts != 4 || rep.Skipped != 0 {
+		t.Errorf("%d charts:\n%s\nwant\n%s", len(charts), strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if !charts[0].Pages[0].FetchedAt.Equal(time.Date(2026, 3, 1, 10, 0, 0, 5e8, time.UTC)) {
+		t.Errorf("fetch time %v", charts[0].Pages[0].FetchedAt)
+	}
+}
