@@ -55,15 +55,18 @@ const (
 	MovementSame Movement = "same"
 )
 
-// A chart is a finished run that stored at least one page. A run still in
-// progress is left out, so that a chart read while ytrend run is fetching is
-// the last complete one, not the first pages of the next. These repeat the
-// partial index runs_charts' WHERE terms so that SQLite uses it.
+// A chart is a finished run that stored chart positions (a run may also
+// have stored search pages, or only those). A run still in progress is left
+// out, so that a chart read while ytrend run is fetching is the last
+// complete one, not the first pages of the next. These repeat the partial
+// index runs_charts' WHERE terms so that SQLite uses it.
 const (
 	sqlChartRuns = `SELECT id, last_page_at FROM runs
 		WHERE region = ?1 AND pages > 0 AND status <> 'running' AND last_page_at <= ?2
+			AND EXISTS (SELECT 1 FROM trending_snapshots t WHERE t.run_id = runs.id)
 		ORDER BY last_page_at DESC, id DESC LIMIT 2`
-	sqlFirstChart = `SELECT min(last_page_at) FROM runs WHERE region = ?1 AND pages > 0 AND status <> 'running'`
+	sqlFirstChart = `SELECT min(last_page_at) FROM runs WHERE region = ?1 AND pages > 0 AND status <> 'running'
+		AND EXISTS (SELECT 1 FROM trending_snapshots t WHERE t.run_id = runs.id)`
 	sqlChartRows  = `SELECT t.video, t.rank, t.fetched_at, t.views, t.likes, t.comments,
 		v.video_id, v.title, v.channel_id, v.channel_title, v.category_id
 		FROM trending_snapshots t JOIN videos v ON v.id = t.video

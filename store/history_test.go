@@ -47,6 +47,12 @@ func TestChartAtAndMovement(t *testing.T) {
 	saveChart(t, db, "GB", t0.Add(90*time.Minute), 1, d, a) // another region: never mixed in
 	c.Views = i64(350)
 	saveChart(t, db, "US", t0.Add(2*time.Hour), 1, c, a, d)
+	// A run that stored only search results is no chart.
+	search := startRun(t, db, "US", t0.Add(150*time.Minute))
+	savePage(t, db, store.Page{RunID: search, FetchedAt: t0.Add(150 * time.Minute), Kind: store.PageSearch, Videos: []store.Video{b}})
+	if err := db.FinishRun(ctx, search, store.RunEnd{Status: store.StatusOK, At: t0.Add(151 * time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
 	// A run still fetching is not a chart yet.
 	run := startRun(t, db, "US", t0.Add(3*time.Hour))
 	savePage(t, db, store.Page{RunID: run, Region: "US", FetchedAt: t0.Add(3 * time.Hour), FirstRank: 1, Videos: []store.Video{b}})
