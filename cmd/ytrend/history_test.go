@@ -147,7 +147,11 @@ func TestImportChartHistoryExport(t *testing.T) {
 	}
 
 	// Importing again changes nothing.
-	all := w.mustRun("export").stdout
+	exp := w.mustRun("export")
+	all := exp.stdout
+	if exp.stderr != "" {
+		t.Errorf("export wrote to a stderr that is no terminal: %q", exp.stderr)
+	}
 	runsBefore := w.mustRun("runs", "--json", "--limit", "100").stdout
 	again := decode[[]importJSON](t, w.mustRun("import", "USvideos.csv", "GB_youtube_trending_data.csv", "--json").stdout)
 	if again[0].Imported != 0 || again[0].AlreadyThere != 2 || again[1].Imported != 0 || again[1].AlreadyThere != 1 {
