@@ -3,8 +3,6 @@ package dataset_test
 import (
 	"bytes"
 	"encoding/csv"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -161,14 +159,4 @@ func file2020(t testing.TB, header []string, rows [][]string, st style) string {
 		}
 	}
 	return b.String()
-}
-
-// writeFile writes content to name in a fresh directory and returns its path.
-func writeFile(t testing.TB, name, content string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
 }
