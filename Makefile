@@ -17,11 +17,12 @@ build: ## Build bin/ytrend
 	$(GO) build -o $(BIN) ./cmd/ytrend
 
 .PHONY: test
-test: ## go vet, the whole suite under -race, then a short fuzz of search text and schedule.yaml
+test: ## go vet, the whole suite under -race, then a short fuzz of search text, schedule.yaml and dataset files
 	$(GO) vet $(PKGS)
 	$(GO) test -race -count=1 $(PKGS)
 	$(GO) test -run '^$$' -fuzz '^FuzzSearchQuery$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./store
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./config
+	$(GO) test -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./dataset
 
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
@@ -37,6 +38,8 @@ bench: ## Run every benchmark and print tables (quota needs Redis; the first run
 	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) ./quota ./ingest ./ingest/sim 2>&1 | tee .bench/quota-ingest.txt
 	$(GO) test -run '^$$' -bench '^Benchmark(Search|RankingQuality)$$' -benchtime 3x -timeout 120m ./store 2>&1 | tee .bench/store.txt
 	$(GO) test -run '^$$' -bench '^BenchmarkSavePage$$' -benchtime 300x -timeout 120m ./store 2>&1 | tee -a .bench/store.txt
+	$(GO) test -run '^$$' -bench '^Benchmark(Chart|History)$$' -benchtime 3x -timeout 120m ./store 2>&1 | tee -a .bench/store.txt
+	$(GO) test -run '^$$' -bench '^Benchmark(Export|Import)$$' -benchtime 1x -timeout 120m ./store 2>&1 | tee -a .bench/store.txt
 	@cat .bench/quota-ingest.txt .bench/store.txt | $(GO) run ./scripts/benchtable
 
 .PHONY: demo

@@ -90,6 +90,26 @@
 // archive. The IDF of each term is exact up to 64 matches and estimated
 // above that from the density of its newest matches.
 //
+// # History
+//
+// Every chart position fetched is a trending_snapshots row, with the
+// sighting's views, likes, dislikes and comments. [DB.Chart] is a region's
+// chart as its newest finished fetch at or before a time saw it, with each
+// entry's movement against the fetch before; [DB.History] is every sighting
+// of one video, per region; both read a handful of rows by index whatever
+// the archive's size, and their JSON is the HTTP API's. [DB.Snapshots]
+// streams every position in fetch order from one read transaction, walking
+// runs by time and each run's positions by primary key, so no sort holds the
+// rows: memory stays flat at millions of them.
+//
+// [DB.ImportChart] stores a chart from the past (a day of a public dataset,
+// a run of an export; package dataset reads the files) as a run with trigger
+// "import", through SavePage's own transaction body: videos merge exactly as
+// a fetch's do, so older metadata never replaces newer and the index changes
+// only for changed text. The whole chart is one transaction, and a chart the
+// archive already has (same region, same fetch time) is skipped: importing a
+// file again changes nothing.
+//
 // # Maintenance
 //
 // FTS5 keeps the index as a few segments per size level, and every query

@@ -76,3 +76,7 @@ func TextScores(ctx context.Context, db *DB, text string) (map[string]float64, e
 	}
 	return out, rows.Err()
 }
+
+// RegionFacet is the facet token of a region, for tests that write rows as
+// older binaries did.
+func RegionFacet(region string) string { return regionFacet(region) }

@@ -105,15 +105,9 @@ func TestMigrateUpgradeFromEachVersion(t *testing.T) {
 			if err != nil {
 				t.Fatalf("open at version %d: %v", k, err)
 			}
-			// Data written at the old version (0001 holds the archive).
-			run, err := old.StartRun(ctx, "DE", store.TriggerCLI, t0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := old.SavePage(ctx, store.Page{RunID: run, Region: "DE", FetchedAt: t0, FirstRank: 1,
-				Videos: []store.Video{{ID: "old1", Title: "Alte Aufnahme"}}}); err != nil {
-				t.Fatal(err)
-			}
+			// Data written at the old version (0001 holds the archive), as
+			// the binaries of that version wrote it.
+			saveOldChart(t, old, "DE", t0, 1, store.Video{ID: "old1", Title: "Alte Aufnahme"})
 			st, err := store.Status(ctx, old.Reader(), migrations.FS)
 			if err != nil {
 				t.Fatal(err)

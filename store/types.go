@@ -20,6 +20,10 @@ type Video struct {
 	// Statistics. nil means the owner hid the count, which is not the same
 	// as 0 and is stored as NULL.
 	Views, Likes, Comments *int64
+	// Dislikes is nil for everything the API returns (it stopped giving
+	// them in December 2021); datasets imported from before then have them.
+	// Only chart snapshots keep it.
+	Dislikes *int64
 }
 
 // PageKind says what a fetched page was.
@@ -86,6 +90,9 @@ type Trigger string
 const (
 	TriggerSchedule Trigger = "schedule"
 	TriggerCLI      Trigger = "cli"
+	// TriggerImport marks a historical chart read from a dataset file
+	// (ImportChart); its runs took no quota.
+	TriggerImport Trigger = "import"
 )
 
 // RunStatus is a run's state.

@@ -93,8 +93,11 @@ func sqlStats(n int) string {
 // parameter's name when binding, and for numbered (?NNN) ones that lookup is
 // linear, which makes a 500-parameter statement quadratic.
 
+// Snapshots record the sighting's counts (counted = 1: a NULL count is one
+// the owner hid; see 0004_history.sql).
 func sqlSnapshots(n int) string {
-	return `INSERT INTO trending_snapshots (run_id, region, fetched_at, rank, video, views) VALUES ` + values(n, 6)
+	return `INSERT INTO trending_snapshots (run_id, region, fetched_at, rank, video, views, likes, dislikes, comments, counted)
+		VALUES ` + strings.ReplaceAll(values(n, 9), "?)", "?,1)")
 }
 
 func sqlRegions(n int) string {
@@ -211,6 +214,14 @@ type existingVideo struct {
 // text is unchanged is not re-indexed (nor re-tokenized). A video listed
 // twice in the page is stored once, at its first (best) position.
 func (db *DB) SavePage(ctx context.Context, p Page) (PageResult, error) {
+	return db.savePage(ctx, p, nil, nil)
+}
+
+// savePage is SavePage, inside the caller's transaction when outer is not
+// nil: the caller then commits, and adds learned to the channel cache after
+// its commit. The page's statements must have been prepared (pageStatements)
+// before outer began: it holds the only writer connection.
+func (db *DB) savePage(ctx context.Context, p Page, outer *sql.Tx, learnedOut *[]channelEntry) (PageResult, error) {
 	var res PageResult
 	if p.Kind == "" {
 		p.Kind = PageChart
@@ -253,11 +264,13 @@ func (db *DB) SavePage(ctx context.Context, p Page) (PageResult, error) {
 	if err != nil {
 		return res, fmt.Errorf("store: save page: prepare: %w", err)
 	}
-	tx, err := db.writer.BeginTx(ctx, nil)
-	if err != nil {
-		return res, fmt.Errorf("store: save page: begin: %w", err)
+	tx := outer
+	if tx == nil {
+		if tx, err = db.writer.BeginTx(ctx, nil); err != nil {
+			return res, fmt.Errorf("store: save page: begin: %w", err)
+		}
+		defer tx.Rollback()
 	}
-	defer tx.Rollback()
 	var learned []channelEntry
 	w := writeTx{tx: tx, ctx: ctx, st: st, ftsWrites: &db.ftsWrites, chans: &db.channels, learned: &learned}
 
@@ -381,6 +394,10 @@ func (db *DB) SavePage(ctx context.Context, p Page) (PageResult, error) {
 	if hook := testHookInPageTx; hook != nil {
 		hook()
 	}
+	if outer != nil {
+		*learnedOut = append(*learnedOut, learned...)
+		return res, nil
+	}
 	if err := tx.Commit(); err != nil {
 		return PageResult{}, fmt.Errorf("store: save page: commit: %w", err)
 	}
@@ -499,9 +516,10 @@ func (w writeTx) channels(rows []videoRow) (map[string]int64, error) {
 	titles := map[string]string{}
 	var cids []string
 	for _, r := range rows {
-		if _, ok := titles[r.v.ChannelID]; !ok {
-			titles[r.v.ChannelID] = r.v.ChannelTitle
-			cids = append(cids, r.v.ChannelID)
+		k := channelKey(r.v)
+		if _, ok := titles[k]; !ok {
+			titles[k] = r.v.ChannelTitle
+			cids = append(cids, k)
 		}
 	}
 	out := make(map[string]int64, len(cids))
@@ -601,7 +619,7 @@ func (w writeTx) insertVideos(rows []videoRow, at int64, channels map[string]int
 		v := r.v
 		args = append(args, v.ID, v.Title, r.tags, v.ChannelTitle, v.Description, r.grams, v.ChannelID, v.CategoryID,
 			v.PublishedAt.Unix(), int64(v.Duration/time.Second), v.DefaultLanguage, v.ThumbnailURL, at,
-			channelFacet(channels[v.ChannelID])+regionFacets)
+			channelFacet(channels[channelKey(v)])+regionFacets)
 	}
 	rs, err := w.query(w.st.insertVideos, args...)
 	if err != nil {
@@ -628,7 +646,7 @@ func (w writeTx) updateVideo(id int64, r videoRow, channels map[string]int64) er
 	v := r.v
 	err := w.exec(w.st.updateVideo, v.Title, r.tags, v.ChannelTitle, v.Description, r.grams, v.ChannelID, v.CategoryID,
 		v.PublishedAt.Unix(), int64(v.Duration/time.Second), v.DefaultLanguage, v.ThumbnailURL,
-		channelFacet(channels[v.ChannelID]), id)
+		channelFacet(channels[channelKey(v)]), id)
 	if err != nil {
 		return fmt.Errorf("store: save page: update video %s: %w", v.ID, err)
 	}
@@ -646,7 +664,7 @@ func (w writeTx) upsertStats(rows []videoRow, ids []int64, channels map[string]i
 		if r.derived {
 			docLen, blob = int64(r.docLen), r.terms
 		}
-		args = append(args, at, ids[i], channels[r.v.ChannelID], rank, nullable(r.v.Views), nullable(r.v.Likes),
+		args = append(args, at, ids[i], channels[channelKey(r.v)], rank, nullable(r.v.Views), nullable(r.v.Likes),
 			nullable(r.v.Comments), docLen, blob, r.textHash, r.metaHash)
 	}
 	if err := w.exec(w.st.stats, args...); err != nil {
@@ -663,9 +681,10 @@ func nullable(p *int64) any {
 }
 
 func (w writeTx) insertSnapshots(p Page, rows []videoRow, ids []int64, at int64) error {
-	args := make([]any, 0, len(rows)*6)
+	args := make([]any, 0, len(rows)*9)
 	for i, r := range rows {
-		args = append(args, p.RunID, p.Region, at, r.rank, ids[i], nullable(r.v.Views))
+		args = append(args, p.RunID, p.Region, at, r.rank, ids[i], nullable(r.v.Views), nullable(r.v.Likes),
+			nullable(r.v.Dislikes), nullable(r.v.Comments))
 	}
 	if err := w.exec(w.st.snapshots, args...); err != nil {
 		return fmt.Errorf("store: save page: snapshots: %w", err)

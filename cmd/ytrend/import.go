@@ -1,0 +1,266 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ytrend/ytrend/dataset"
+	"github.com/ytrend/ytrend/regions"
+	"github.com/ytrend/ytrend/store"
+)
+
+func (c *cli) importCmd() *cobra.Command {
+	var (
+		region string
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "import FILE...",
+		Short: "Import trending history from the public datasets or a ytrend export (no API quota spent)",
+		Long: `Import reads the public "Trending YouTube Video Statistics" datasets, both the
+2017-18 files (USvideos.csv, ...) and the 2020+ ones
+(US_youtube_trending_data.csv, ...), and ytrend's own export (CSV or JSON
+lines). The layout is told from each file's header.
+
+A public file's region comes from its name, or from --region. Each
+(region, trending_date) becomes one historical run with trigger "import",
+fetched at 00:00 UTC of that day, ranked in the file's order; each run of an
+export comes back as it was. Videos merge with the archive: older metadata
+never replaces newer, and the search index changes only for videos whose text
+changed. A chart the archive already has (same region, same time) is left as
+it is, so importing a file twice changes nothing.
+
+Rows that cannot be read (a bad date, an id such as Excel's #NAME?, a broken
+record, the last record of a file cut off in its middle) are skipped and
+reported with their line; the rest is imported. A file whose header matches no
+layout is refused with the columns each layout expects, and nothing is
+imported when any file is refused. Every chart is stored in one transaction:
+an interrupted import keeps every chart it finished. Ctrl-C stops after the
+chart in flight.`,
+		Example: `  ytrend import USvideos.csv GBvideos.csv
+  ytrend import trending.csv --region DE
+  ytrend import backup.jsonl --json`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var code regions.Code
+			if region != "" {
+				codes, err := parseRegions([]string{region})
+				if err != nil || len(codes) != 1 {
+					return usageError{fmt.Errorf("--region: %v", err)}
+				}
+				code = codes[0]
+			}
+			// Every file is read up to its header first: a file in no
+			// known layout stops the import before anything is written.
+			var files []*importFile
+			defer func() {
+				for _, f := range files {
+					f.close()
+				}
+			}()
+			var problems []string
+			for _, path := range args {
+				f, err := openImport(path, code)
+				if err != nil {
+					problems = append(problems, err.Error())
+					continue
+				}
+				files = append(files, f)
+			}
+			if len(problems) > 0 {
+				return withCode(exitError, fmt.Errorf("nothing imported:\n%s", strings.Join(problems, "\n")))
+			}
+			a, err := c.open(cmd, openOpts{})
+			if err != nil {
+				return err
+			}
+			defer a.close()
+			stop := newStopper(cmd.Context(), c.stderr)
+			defer stop.close()
+
+			var reports []importReport
+			var failure error
+			for _, f := range files {
+				rep, err := f.run(stop, a.db, c.stderr)
+				reports = append(reports, rep)
+				if !asJSON {
+					printImport(c.stderr, rep)
+				}
+				if err != nil {
+					failure = err
+					break
+				}
+			}
+			if asJSON {
+				if err := writeJSON(c.stdout, reports); err != nil {
+					return err
+				}
+			}
+			return failure
+		},
+	}
+	cmd.Flags().StringVar(&region, "region", "", "the region of public dataset files whose names do not say it")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON report per file on stdout")
+	return cmd
+}
+
+// importFile is one file, opened and its layout told.
+type importFile struct {
+	path  string
+	f     *os.File
+	r     *dataset.Reader
+	given bool // --region was given
+}
+
+func openImport(path string, region regions.Code) (*importFile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	given := region != ""
+	var nameErr error
+	if !given {
+		region, nameErr = dataset.RegionFromName(path)
+	}
+	r, err := dataset.NewReader(f, path, region)
+	if err != nil {
+		f.Close()
+		if errors.Is(err, dataset.ErrNoRegion) && nameErr != nil {
+			return nil, nameErr
+		}
+		return nil, err
+	}
+	if given && r.Format() == dataset.FormatYtrend {
+		f.Close()
+		return nil, fmt.Errorf("%s is a ytrend export, whose rows name their region: --region does not apply to it", path)
+	}
+	return &importFile{path: path, f: f, r: r, given: given}, nil
+}
+
+func (f *importFile) close() { f.f.Close() }
+
+// importReport is what `ytrend import --json` prints per file.
+type importReport struct {
+	File          string         `json:"file"`
+	Format        string         `json:"format"`
+	Region        string         `json:"region,omitempty"` // of a public dataset; an export's rows name theirs
+	Rows          int            `json:"rows"`             // data records read
+	ImportedRows  int            `json:"imported_rows"`    // positions stored
+	Charts        int            `json:"charts"`           // days (public) or runs (export) read
+	Imported      int            `json:"imported_charts"`
+	AlreadyThere  int            `json:"already_imported_charts"` // the archive had them: left as they were
+	NewVideos     int            `json:"new_videos"`
+	UpdatedVideos int            `json:"updated_videos"` // whose text changed
+	Skipped       int            `json:"skipped_rows"`
+	SkippedBy     map[string]int `json:"skipped_by_kind"`
+	Skips         []skipJSON     `json:"skips"` // the first 1000
+	CutOff        bool           `json:"cut_off"`
+	Seconds       float64        `json:"seconds"`
+	RowsPerSecond float64        `json:"rows_per_second"`
+	Stopped       bool           `json:"stopped,omitempty"`
+	Error         string         `json:"error,omitempty"`
+}
+
+type skipJSON struct {
+	Line   int    `json:"line"`
+	Field  string `json:"field,omitempty"`
+	Kind   string `json:"kind"`
+	Reason string `json:"reason"`
+}
+
+// run imports the file chart by chart, until its end, a stop, or an error.
+func (f *importFile) run(stop *stopper, db *store.DB, stderr io.Writer) (rep importReport, err error) {
+	rep = importReport{File: f.path, Format: string(f.r.Format())}
+	start := time.Now()
+	p := newProgress(stderr, f.path+": imported", "rows", 0)
+	defer func() {
+		p.done()
+		dr := f.r.Report()
+		rep.Rows, rep.Charts, rep.Skipped, rep.SkippedBy, rep.CutOff = dr.Rows, dr.Charts, dr.Skipped, dr.ByKind, dr.CutOff
+		rep.Skips = []skipJSON{}
+		for _, s := range dr.Skips {
+			rep.Skips = append(rep.Skips, skipJSON{Line: s.Line, Field: s.Field, Kind: s.Kind, Reason: s.Reason})
+		}
+		rep.Seconds = time.Since(start).Seconds()
+		rep.RowsPerSecond = float64(rep.Rows) / max(rep.Seconds, 1e-6)
+	}()
+	for {
+		select {
+		case <-stop.Soft():
+			rep.Stopped = true
+			return rep, withCode(exitError, fmt.Errorf("stopped: %s imported up to the chart in flight", f.path))
+		default:
+		}
+		c, err := f.r.Next()
+		if errors.Is(err, io.EOF) {
+			return rep, nil
+		}
+		if err != nil {
+			rep.Error = err.Error()
+			return rep, err
+		}
+		if f.r.Format() != dataset.FormatYtrend {
+			rep.Region = string(c.Region)
+		}
+		res, err := db.ImportChart(stop.ctx, c)
+		if err != nil {
+			rep.Error = err.Error()
+			return rep, fmt.Errorf("%s: %w", f.path, err)
+		}
+		n := 0
+		for _, pg := range c.Pages {
+			n += len(pg.Videos)
+		}
+		if res.Skipped {
+			rep.AlreadyThere++
+		} else {
+			rep.Imported++
+			rep.ImportedRows += n
+			rep.NewVideos += res.New
+			rep.UpdatedVideos += res.Updated
+		}
+		p.add(int64(n))
+	}
+}
+
+func printImport(w io.Writer, r importReport) {
+	what := "days"
+	if r.Format == string(dataset.FormatYtrend) {
+		what = "runs"
+	}
+	layout := r.Format
+	if r.Region != "" {
+		layout += " " + r.Region
+	}
+	fmt.Fprintf(w, "%s (%s): %d rows read; %d %s imported (%d rows, %d new videos, %d with changed text), %d already in the archive; %.1fs, %.0f rows/s\n",
+		r.File, layout, r.Rows, r.Imported, what, r.ImportedRows, r.NewVideos, r.UpdatedVideos, r.AlreadyThere, r.Seconds, r.RowsPerSecond)
+	if r.Skipped > 0 {
+		var kinds []string
+		for _, k := range slices.Sorted(maps.Keys(r.SkippedBy)) {
+			kinds = append(kinds, fmt.Sprintf("%d %s", r.SkippedBy[k], k))
+		}
+		fmt.Fprintf(w, "  %d rows skipped (%s):\n", r.Skipped, strings.Join(kinds, ", "))
+		for i, s := range r.Skips {
+			if i == 20 {
+				fmt.Fprintf(w, "    ... %d more (--json lists up to 1000)\n", r.Skipped-20)
+				break
+			}
+			field := ""
+			if s.Field != "" {
+				field = s.Field + ": "
+			}
+			fmt.Fprintf(w, "    line %d: %s: %s%s\n", s.Line, s.Kind, field, s.Reason)
+		}
+	}
+	if r.CutOff {
+		fmt.Fprintln(w, "  the file is cut off in the middle of its last record: every complete record before it was read")
+	}
+}

@@ -1,0 +1,109 @@
+package dataset
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// jsonLines reads the export's JSONL form: one object a line, with the CSV
+// columns as keys. Each object becomes the CSV record it stands for, so
+// both forms are read by the same code.
+type jsonLines struct {
+	br    *bufio.Reader
+	line  int
+	first []byte // the first line, read to tell the layout
+}
+
+func newJSONLReader(br *bufio.Reader, name string) (*Reader, error) {
+	jl := &jsonLines{br: br}
+	first, _, err := jl.readLine()
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(first, &keys); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, unknown(fmt.Sprintf("its first line starts like JSON but is not one object (%v)", err)))
+	}
+	for _, c := range ColumnsYtrend {
+		if _, ok := keys[c]; !ok {
+			names := slices.Sorted(maps.Keys(keys))
+			return nil, fmt.Errorf("%s: %w", name, unknown(fmt.Sprintf("its first line is a JSON object with the keys %s", shortList(names))))
+		}
+	}
+	jl.first = first
+	cols := make(map[string]int, len(ColumnsYtrend))
+	for i, c := range ColumnsYtrend {
+		cols[c] = i
+	}
+	return &Reader{name: name, format: FormatYtrend, cols: cols, ncols: len(ColumnsYtrend), jl: jl,
+		ended: map[time.Time]int{}, report: newReport()}, nil
+}
+
+// readLine returns the next line without its line end; io.EOF with the last
+// line when it has no line end (and with nothing after it).
+func (jl *jsonLines) readLine() ([]byte, bool, error) {
+	b, err := jl.br.ReadBytes('\n')
+	if len(b) > 0 {
+		jl.line++
+	}
+	ended := bytes.HasSuffix(b, []byte("\n"))
+	return bytes.TrimRight(b, "\r\n"), ended, err
+}
+
+func (jl *jsonLines) next(r *Reader) (record, error) {
+	for {
+		var b []byte
+		ended := true
+		var err error
+		if jl.first != nil {
+			b, jl.first = jl.first, nil
+			jl.line = 1
+		} else {
+			b, ended, err = jl.readLine()
+			if err != nil && !errors.Is(err, io.EOF) {
+				return record{}, fmt.Errorf("%s: %w", r.name, err)
+			}
+			if len(bytes.TrimSpace(b)) == 0 {
+				if err != nil {
+					return record{}, io.EOF
+				}
+				continue // a blank line
+			}
+		}
+		var row jsonRow
+		if e := json.Unmarshal(b, &row); e != nil {
+			rec := record{line: jl.line, syntax: true, err: fmt.Errorf("not a JSON object of the export: %v", e)}
+			if !ended {
+				r.report.CutOff = true
+				rec.cutOff, rec.err = true, errors.New("the file ends in the middle of this record")
+			}
+			return rec, nil
+		}
+		tags := row.Tags
+		if tags == nil {
+			tags = []string{}
+		}
+		return record{fields: row.fields(), line: jl.line, tags: tags}, nil
+	}
+}
+
+// fields is the CSV record the object stands for (ColumnsYtrend's order).
+func (j jsonRow) fields() []string {
+	tags := "[None]"
+	if len(j.Tags) > 0 {
+		tags = strings.Join(j.Tags, "|")
+	}
+	return slices.Clone([]string{j.VideoID, j.Title, j.PublishedAt, j.ChannelID, j.ChannelTitle, j.CategoryID,
+		j.TrendingDate, tags, count(j.ViewCount), count(j.Likes), count(j.Dislikes), count(j.CommentCount),
+		j.ThumbnailLink, pyBool(j.CommentsDisabled), pyBool(j.RatingsDisabled), j.Description, j.Region,
+		strconv.Itoa(j.Rank), j.FetchedAt})
+}

@@ -1,0 +1,160 @@
+package dataset
+
+import (
+	"bufio"
+	"encoding/csv"
+	"encoding/json"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ytrend/ytrend/store"
+)
+
+// Writer writes snapshots in ytrend's export layout.
+type Writer interface {
+	Write(s *store.Snapshot) error
+	// Flush writes what is buffered; call it at the end.
+	Flush() error
+}
+
+// CSVWriter writes ColumnsYtrend: the 2020 dataset's columns in their
+// order, so notebooks written for it read the export unchanged, then
+// region, rank and fetched_at.
+type CSVWriter struct {
+	bw  *bufio.Writer
+	cw  *csv.Writer
+	rec []string
+}
+
+// NewCSVWriter writes the header and returns a writer for the rows.
+func NewCSVWriter(w io.Writer) (*CSVWriter, error) {
+	bw := bufio.NewWriterSize(w, 256<<10)
+	cw := csv.NewWriter(bw)
+	if err := cw.Write(ColumnsYtrend); err != nil {
+		return nil, err
+	}
+	return &CSVWriter{bw: bw, cw: cw, rec: make([]string, len(ColumnsYtrend))}, nil
+}
+
+// Write writes one row. Hidden counts are empty, never 0; dislikes are
+// empty unless the snapshot came from a dataset that had them.
+func (w *CSVWriter) Write(s *store.Snapshot) error {
+	v := &s.Video
+	r := w.rec
+	r[0], r[1], r[2] = v.ID, text(v.Title), publishedAt(v.PublishedAt)
+	r[3], r[4], r[5] = v.ChannelID, v.ChannelTitle, v.CategoryID
+	r[6] = trendingDate(s.FetchedAt)
+	r[7] = "[None]"
+	if len(v.Tags) > 0 {
+		r[7] = strings.Join(v.Tags, "|")
+	}
+	r[8], r[9], r[10], r[11] = count(s.Views), count(s.Likes), count(s.Dislikes), count(s.Comments)
+	r[12], r[13], r[14], r[15] = v.ThumbnailURL, pyBool(s.CommentsDisabled), pyBool(s.RatingsDisabled), text(v.Description)
+	r[16], r[17], r[18] = string(s.Region), strconv.Itoa(s.Rank), fetchedAt(s.FetchedAt)
+	return w.cw.Write(r)
+}
+
+// Flush writes the buffered rows.
+func (w *CSVWriter) Flush() error {
+	w.cw.Flush()
+	if err := w.cw.Error(); err != nil {
+		return err
+	}
+	return w.bw.Flush()
+}
+
+// JSONLWriter writes one JSON object a line, with the CSV's keys in the
+// same order and JSON's types: counts are numbers or null (hidden), tags an
+// array, the flags booleans.
+type JSONLWriter struct {
+	bw  *bufio.Writer
+	enc *json.Encoder
+}
+
+// NewJSONLWriter returns a writer of JSON lines.
+func NewJSONLWriter(w io.Writer) *JSONLWriter {
+	bw := bufio.NewWriterSize(w, 256<<10)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	return &JSONLWriter{bw: bw, enc: enc}
+}
+
+// jsonRow is one line of the JSONL export (and of its import).
+type jsonRow struct {
+	VideoID          string   `json:"video_id"`
+	Title            string   `json:"title"`
+	PublishedAt      string   `json:"publishedAt"`
+	ChannelID        string   `json:"channelId"`
+	ChannelTitle     string   `json:"channelTitle"`
+	CategoryID       string   `json:"categoryId"`
+	TrendingDate     string   `json:"trending_date"`
+	Tags             []string `json:"tags"`
+	ViewCount        *int64   `json:"view_count"`
+	Likes            *int64   `json:"likes"`
+	Dislikes         *int64   `json:"dislikes"`
+	CommentCount     *int64   `json:"comment_count"`
+	ThumbnailLink    string   `json:"thumbnail_link"`
+	CommentsDisabled bool     `json:"comments_disabled"`
+	RatingsDisabled  bool     `json:"ratings_disabled"`
+	Description      string   `json:"description"`
+	Region           string   `json:"region"`
+	Rank             int      `json:"rank"`
+	FetchedAt        string   `json:"fetched_at"`
+}
+
+// Write writes one line.
+func (w *JSONLWriter) Write(s *store.Snapshot) error {
+	v := &s.Video
+	tags := v.Tags
+	if tags == nil {
+		tags = []string{}
+	}
+	return w.enc.Encode(jsonRow{
+		VideoID: v.ID, Title: text(v.Title), PublishedAt: publishedAt(v.PublishedAt), ChannelID: v.ChannelID,
+		ChannelTitle: v.ChannelTitle, CategoryID: v.CategoryID, TrendingDate: trendingDate(s.FetchedAt), Tags: tags,
+		ViewCount: s.Views, Likes: s.Likes, Dislikes: s.Dislikes, CommentCount: s.Comments, ThumbnailLink: v.ThumbnailURL,
+		CommentsDisabled: s.CommentsDisabled, RatingsDisabled: s.RatingsDisabled, Description: text(v.Description),
+		Region: string(s.Region), Rank: s.Rank, FetchedAt: fetchedAt(s.FetchedAt),
+	})
+}
+
+// Flush writes the buffered lines.
+func (w *JSONLWriter) Flush() error { return w.bw.Flush() }
+
+func count(p *int64) string {
+	if p == nil {
+		return ""
+	}
+	return strconv.FormatInt(*p, 10)
+}
+
+// pyBool writes a flag as the datasets do (pandas reads True/False as bool).
+func pyBool(b bool) string {
+	if b {
+		return "True"
+	}
+	return "False"
+}
+
+// text writes line breaks as \n: a CSV reader turns a quoted \r\n into \n,
+// so writing \n keeps an export and its re-import's export identical.
+func text(s string) string {
+	if strings.Contains(s, "\r\n") {
+		return strings.ReplaceAll(s, "\r\n", "\n")
+	}
+	return s
+}
+
+func publishedAt(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02T15:04:05Z")
+}
+
+// trendingDate is the day of the fetch, as the 2020 dataset writes it.
+func trendingDate(t time.Time) string { return t.UTC().Format("2006-01-02") + "T00:00:00Z" }
+
+func fetchedAt(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }

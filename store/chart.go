@@ -1,0 +1,189 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/ytrend/ytrend/regions"
+)
+
+// Chart is a region's trending chart as one fetch saw it, with each entry's
+// movement against the fetch before it. Its JSON form (and its entries') is
+// also the HTTP API's.
+type Chart struct {
+	Region    regions.Code `json:"region"`
+	RunID     int64        `json:"run_id"`
+	FetchedAt time.Time    `json:"fetched_at"` // the fetch's newest page
+	// PreviousRunID and PreviousFetchedAt name the fetch the movement is
+	// measured against; 0 and null for a region's first chart.
+	PreviousRunID     int64        `json:"previous_run_id"`
+	PreviousFetchedAt *time.Time   `json:"previous_fetched_at"`
+	Entries           []ChartEntry `json:"entries"`
+}
+
+// ChartEntry is one position of a chart. Counts are the ones seen at that
+// fetch; nil is a count the owner hid (or, for likes and comments, one the
+// archive did not record: charts stored before migration 0004 kept views only).
+type ChartEntry struct {
+	Rank         int       `json:"rank"`
+	VideoID      string    `json:"video_id"`
+	Title        string    `json:"title"`
+	ChannelID    string    `json:"channel_id"` // "" when the source had none (the 2017-18 dataset)
+	ChannelTitle string    `json:"channel_title"`
+	CategoryID   string    `json:"category_id"`
+	Views        *int64    `json:"views"`
+	Likes        *int64    `json:"likes"`
+	Comments     *int64    `json:"comments"`
+	FetchedAt    time.Time `json:"fetched_at"`
+	// PreviousRank is the video's rank in the previous fetch; nil if it was
+	// not on that chart (or there is none).
+	PreviousRank *int `json:"previous_rank"`
+	// Change is PreviousRank - Rank: positive moved up; 0 when new.
+	Change   int      `json:"change"`
+	Movement Movement `json:"movement"`
+}
+
+// Movement says how an entry moved since the previous fetch.
+type Movement string
+
+const (
+	MovementNew  Movement = "new"
+	MovementUp   Movement = "up"
+	MovementDown Movement = "down"
+	MovementSame Movement = "same"
+)
+
+// A chart is a finished run that stored chart positions (a run may also
+// have stored search pages, or only those). A run still in progress is left
+// out, so that a chart read while ytrend run is fetching is the last
+// complete one, not the first pages of the next. These repeat the partial
+// index runs_charts' WHERE terms so that SQLite uses it.
+const (
+	sqlChartRuns = `SELECT id, last_page_at FROM runs
+		WHERE region = ?1 AND pages > 0 AND status <> 'running' AND last_page_at <= ?2
+			AND EXISTS (SELECT 1 FROM trending_snapshots t WHERE t.run_id = runs.id)
+		ORDER BY last_page_at DESC, id DESC LIMIT 2`
+	sqlFirstChart = `SELECT min(last_page_at) FROM runs WHERE region = ?1 AND pages > 0 AND status <> 'running'
+		AND EXISTS (SELECT 1 FROM trending_snapshots t WHERE t.run_id = runs.id)`
+	sqlChartRows  = `SELECT t.video, t.rank, t.fetched_at, t.views, t.likes, t.comments,
+		v.video_id, v.title, v.channel_id, v.channel_title, v.category_id
+		FROM trending_snapshots t JOIN videos v ON v.id = t.video
+		WHERE t.run_id = ?1 ORDER BY t.rank LIMIT ?2`
+	sqlChartRanks = `SELECT video, rank FROM trending_snapshots WHERE run_id = ?1`
+)
+
+// Chart returns region's chart as it stood at the newest finished fetch at
+// or before at (the zero time means now), its first limit entries (0: all).
+// A region with no such fetch is ErrNotFound, with the time of its first
+// chart in the message when it has one.
+func (db *DB) Chart(ctx context.Context, region regions.Code, at time.Time, limit int) (Chart, error) {
+	c := Chart{Region: region, Entries: []ChartEntry{}}
+	if !regions.Valid(region) {
+		return c, fmt.Errorf("store: chart: %q is not a region code", region)
+	}
+	if at.IsZero() {
+		at = time.Now()
+	}
+	if limit <= 0 {
+		limit = -1 // SQLite: no limit
+	}
+	tx, err := db.reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return c, fmt.Errorf("store: chart %s: %w", region, err)
+	}
+	defer tx.Rollback()
+
+	rows, err := tx.QueryContext(ctx, sqlChartRuns, string(region), at.UnixMicro())
+	if err != nil {
+		return c, fmt.Errorf("store: chart %s: %w", region, err)
+	}
+	var runs [2]int64
+	var times [2]int64
+	n := 0
+	for rows.Next() {
+		if err := rows.Scan(&runs[n], &times[n]); err != nil {
+			rows.Close()
+			return c, fmt.Errorf("store: chart %s: %w", region, err)
+		}
+		n++
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return c, fmt.Errorf("store: chart %s: %w", region, err)
+	}
+	if n == 0 {
+		var first sql.NullInt64
+		if err := tx.QueryRowContext(ctx, sqlFirstChart, string(region)).Scan(&first); err != nil {
+			return c, fmt.Errorf("store: chart %s: %w", region, err)
+		}
+		if !first.Valid {
+			return c, fmt.Errorf("store: chart %s: the archive has no chart of %s: %w", region, region, ErrNotFound)
+		}
+		return c, fmt.Errorf("store: chart %s: no fetch at or before %s (the first is at %s): %w", region,
+			at.UTC().Format(time.RFC3339), micros(first.Int64).Format(time.RFC3339), ErrNotFound)
+	}
+	c.RunID, c.FetchedAt = runs[0], micros(times[0])
+
+	prev := map[int64]int{} // videos.id -> rank in the previous chart
+	if n == 2 {
+		c.PreviousRunID = runs[1]
+		t := micros(times[1])
+		c.PreviousFetchedAt = &t
+		rows, err := tx.QueryContext(ctx, sqlChartRanks, runs[1])
+		if err != nil {
+			return c, fmt.Errorf("store: chart %s: previous fetch: %w", region, err)
+		}
+		for rows.Next() {
+			var video int64
+			var rank int
+			if err := rows.Scan(&video, &rank); err != nil {
+				rows.Close()
+				return c, fmt.Errorf("store: chart %s: previous fetch: %w", region, err)
+			}
+			if r, ok := prev[video]; !ok || rank < r {
+				prev[video] = rank
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return c, fmt.Errorf("store: chart %s: previous fetch: %w", region, err)
+		}
+	}
+
+	rows, err = tx.QueryContext(ctx, sqlChartRows, runs[0], limit)
+	if err != nil {
+		return c, fmt.Errorf("store: chart %s: %w", region, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var e ChartEntry
+		var video, fetched int64
+		var views, likes, comments sql.NullInt64
+		if err := rows.Scan(&video, &e.Rank, &fetched, &views, &likes, &comments, &e.VideoID, &e.Title,
+			&e.ChannelID, &e.ChannelTitle, &e.CategoryID); err != nil {
+			return c, fmt.Errorf("store: chart %s: %w", region, err)
+		}
+		e.FetchedAt = micros(fetched)
+		e.Views, e.Likes, e.Comments = ptr(views), ptr(likes), ptr(comments)
+		e.Movement = MovementNew
+		if r, ok := prev[video]; ok {
+			e.PreviousRank = &r
+			e.Change = r - e.Rank
+			switch {
+			case e.Change > 0:
+				e.Movement = MovementUp
+			case e.Change < 0:
+				e.Movement = MovementDown
+			default:
+				e.Movement = MovementSame
+			}
+		}
+		c.Entries = append(c.Entries, e)
+	}
+	if err := rows.Err(); err != nil {
+		return c, fmt.Errorf("store: chart %s: %w", region, err)
+	}
+	return c, nil
+}

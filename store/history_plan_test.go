@@ -1,0 +1,64 @@
+package store
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Charts, histories and exports must read by key whatever the archive's
+// size: this pins their plans. An export of millions of rows must stream in
+// index order, never through a temporary B-tree that holds them all.
+func TestHistoryPlans(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "plan.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	plan := func(query string, args ...any) string {
+		rows, err := db.reader.QueryContext(ctx, "EXPLAIN QUERY PLAN "+query, args...)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, query)
+		}
+		defer rows.Close()
+		var out []string
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, detail)
+		}
+		return strings.Join(out, " | ")
+	}
+	for _, c := range []struct {
+		name, query string
+		args        []any
+		want        []string
+		sorts       bool // a sort is fine: it holds one video's sightings
+	}{
+		{"chart runs", sqlChartRuns, []any{"US", 0}, []string{"SEARCH runs USING INDEX runs_charts (region=? AND last_page_at<?)"}, false},
+		{"first chart", sqlFirstChart, []any{"US"}, []string{"SEARCH runs USING INDEX runs_charts (region=?)"}, false},
+		{"chart rows", sqlChartRows, []any{1, 10}, []string{"SEARCH t USING PRIMARY KEY (run_id=?)", "SEARCH v USING INTEGER PRIMARY KEY (rowid=?)"}, false},
+		{"previous ranks", sqlChartRanks, []any{1}, []string{"SEARCH trending_snapshots USING PRIMARY KEY (run_id=?)"}, false},
+		{"history", sqlHistoryPoints, []any{1}, []string{"SEARCH trending_snapshots USING INDEX trending_snapshots_video (video=?)"}, true},
+		{"chart exists", sqlChartExists, []any{"US", 0}, []string{"SEARCH runs USING INDEX runs_charts (region=? AND last_page_at=?)"}, false},
+		{"export", sqlSnapshotsExport + ` ORDER BY r.last_page_at, r.id, t.rank`, []any{0, 1},
+			[]string{"SEARCH r USING INDEX runs_last_page (last_page_at>?)", "SEARCH t USING PRIMARY KEY (run_id=?)"}, false},
+		{"export regions", sqlSnapshotsExport + ` AND r.region IN (SELECT value FROM json_each(?3)) ORDER BY r.last_page_at, r.id, t.rank`,
+			[]any{0, 1, `["US"]`}, []string{"USING INDEX runs_last_page", "SEARCH t USING PRIMARY KEY (run_id=?)"}, false},
+	} {
+		got := plan(c.query, c.args...)
+		for _, w := range c.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s: plan lacks %q: %s", c.name, w, got)
+			}
+		}
+		if !c.sorts && strings.Contains(got, "TEMP B-TREE") {
+			t.Errorf("%s: sorts in a temporary B-tree: %s", c.name, got)
+		}
+	}
+}
