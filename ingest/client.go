@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/ytrend/ytrend/internal/secret"
 	"io"
 	"log/slog"
 	"net"
@@ -20,6 +19,8 @@ import (
 	"google.golang.org/api/option"
 	htransport "google.golang.org/api/transport/http"
 	"google.golang.org/api/youtube/v3"
+
+	"github.com/ytrend/ytrend/internal/secret"
 )
 
 // GoogleEndpoint is the real API's server root.

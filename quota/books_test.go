@@ -11,9 +11,11 @@ import (
 	"github.com/ytrend/ytrend/quota"
 )
 
-// grace is the rebuild grace these tests use: short, because Redis' clock
-// cannot be faked and the tests wait it out.
-const grace = 300 * time.Millisecond
+// grace is the rebuild grace these tests use. Redis' clock cannot be faked,
+// so the tests wait it out; it must outlast every step a test takes while
+// it expects the grace in force, on a loaded 2-core machine under -race
+// (300 ms did not).
+const grace = 3 * time.Second
 
 // lossCfg is a 100-unit hour with 1/7/100 costs and a short grace.
 func lossCfg(cred string) quota.Config {

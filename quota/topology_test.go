@@ -214,7 +214,14 @@ func TestSentinelFailover(t *testing.T) {
 		// wait_replicas 1 it grants nothing more: stop here.
 		close(stop)
 		wg.Wait()
-		st := status(t, l)
+		// The client learns the new master from the sentinels; until then
+		// it may still dial the dead one.
+		var st quota.Status
+		waitUntil(t, "a status from the new master", func() bool {
+			var err error
+			st, err = l.Status(ctx)
+			return err == nil
+		})
 		t.Logf("granted %d units under load, %d calls failed during the failover; the new master holds %d",
 			granted, failures, st.Limits[0].Used)
 		// Every grant returned is on the promoted replica. A call that
@@ -228,7 +235,7 @@ func TestSentinelFailover(t *testing.T) {
 
 func waitUntil(tb testing.TB, what string, cond func() bool) {
 	tb.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
 			tb.Fatalf("timed out waiting for %s", what)

@@ -67,7 +67,7 @@ const (
 		ORDER BY last_page_at DESC, id DESC LIMIT 2`
 	sqlFirstChart = `SELECT min(last_page_at) FROM runs WHERE region = ?1 AND pages > 0 AND status <> 'running'
 		AND EXISTS (SELECT 1 FROM trending_snapshots t WHERE t.run_id = runs.id)`
-	sqlChartRows  = `SELECT t.video, t.rank, t.fetched_at, t.views, t.likes, t.comments,
+	sqlChartRows = `SELECT t.video, t.rank, t.fetched_at, t.views, t.likes, t.comments,
 		v.video_id, v.title, v.channel_id, v.channel_title, v.category_id
 		FROM trending_snapshots t JOIN videos v ON v.id = t.video
 		WHERE t.run_id = ?1 ORDER BY t.rank LIMIT ?2`

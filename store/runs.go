@@ -5,11 +5,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"github.com/ytrend/ytrend/internal/secret"
 	"os"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ytrend/ytrend/internal/secret"
 )
 
 // owner identifies this process in runs.owner: host:pid.

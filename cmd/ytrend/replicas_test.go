@@ -286,7 +286,7 @@ func TestQuotaReserveSurvivesRedisLoss(t *testing.T) {
 		w.config(fmt.Sprintf(`
 credential: %s
 limits: [{name: daily, units: 200, window: 24h}]
-redis: {epoch_check: 100ms}
+redis: {epoch_check: 100ms, rebuild_grace: 3s}
 `, cred))
 	}
 	alice.mustRun("quota", "reserve", "--cost", "120")
@@ -308,7 +308,7 @@ redis: {epoch_check: 100ms}
 	if res := decode[reserveResultJSON](t, r.stdout); r.code != 75 || res.RefusedBy != "rebuild" {
 		t.Fatalf("bob after the loss: exit %d %+v", r.code, res)
 	}
-	time.Sleep(200 * time.Millisecond) // the grace: twice the 100ms epoch check
+	time.Sleep(3 * time.Second) // the grace; long enough that the two refusals above fall in it
 	r = alice.run("quota", "reserve", "--cost", "1", "--json")
 	if res := decode[reserveResultJSON](t, r.stdout); r.code != 75 || res.RefusedBy != "daily" {
 		t.Fatalf("after the grace: exit %d %+v; want refused by the restored day", r.code, res)

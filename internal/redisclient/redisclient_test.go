@@ -1,6 +1,7 @@
 package redisclient
 
 import (
+	"time"
 	"context"
 	"errors"
 	"strings"
@@ -72,7 +73,7 @@ func TestOpenEachForm(t *testing.T) {
 		"sentinel": {sentinel.URL(), "*redis.Client"},
 		"cluster":  {cluster.URL(), "*redis.ClusterClient"},
 	} {
-		c, err := Open(tt.url, 0)
+		c, err := Open(tt.url, 5*time.Second)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -135,7 +136,7 @@ func TestDurability(t *testing.T) {
 	t.Run("cluster", func(t *testing.T) {
 		t.Parallel()
 		c := redistest.StartCluster(t)
-		client, err := Open(c.URL(), 0)
+		client, err := Open(c.URL(), 5*time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}

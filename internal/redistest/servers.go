@@ -280,9 +280,12 @@ func (s *Sentinel) waitSentinels(ok func(addr string, replicas int) bool) {
 	})
 }
 
+// waitFor polls cond for up to a minute: a failover takes about 3 s, but a
+// loaded 2-core machine running the whole suite under -race can take many
+// times that.
 func waitFor(tb testing.TB, what string, cond func() bool) {
 	tb.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
 			tb.Fatalf("redistest: timed out waiting for %s", what)
