@@ -1,11 +1,11 @@
 package redisclient
 
 import (
-	"time"
 	"context"
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
