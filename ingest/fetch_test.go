@@ -87,7 +87,11 @@ func newEnv(t testing.TB, o envOpts) *env {
 	if o.ledgerClock != nil {
 		lopts = append(lopts, quota.WithClock(o.ledgerClock))
 	}
-	lim, err := quota.New(qc, quota.NewLedger(db.Writer(), lopts...), quota.WithLogger(log))
+	// As ytrend itself does (cmd/ytrend app.open): the embedded ledger
+	// waits at least 5 s for the archive's lock before the failure policy
+	// applies, and the process keeps its record of grants in the archive.
+	qc.Timeout = max(qc.Timeout, 5*time.Second)
+	lim, err := quota.New(qc, quota.NewLedger(db.Writer(), lopts...), quota.WithLogger(log), quota.WithRecord(db.Writer()))
 	if err != nil {
 		t.Fatal(err)
 	}
