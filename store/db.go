@@ -192,11 +192,6 @@ func escapePath(p string) string {
 	return r.Replace(p)
 }
 
-func (db *DB) exec(ctx context.Context, query string, args ...any) error {
-	_, err := db.writer.ExecContext(ctx, query, args...)
-	return err
-}
-
 var errClosed = errors.New("store: database is closed")
 
 // Path is the database file's path as given to Open.
