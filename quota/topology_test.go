@@ -214,6 +214,13 @@ func TestSentinelFailover(t *testing.T) {
 		// wait_replicas 1 it grants nothing more: stop here.
 		close(stop)
 		wg.Wait()
+		// After failed dials go-redis' pool answers with the last dial
+		// error until a background dial succeeds, up to a second after
+		// the failover: wait for the client to reach the new master.
+		waitUntil(t, "the client to reach the promoted master", func() bool {
+			_, err := l.Status(ctx)
+			return err == nil
+		})
 		st := status(t, l)
 		t.Logf("granted %d units under load, %d calls failed during the failover; the new master holds %d",
 			granted, failures, st.Limits[0].Used)
