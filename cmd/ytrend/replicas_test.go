@@ -1,369 +1,46 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
-	"os/exec"
-	"path/filepath"
-	"regexp"
-	"slices"
 	"strings"
-	"sync/atomic"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/ytrend/ytrend/ingest/sim"
-	"github.com/ytrend/ytrend/internal/logbuf"
 	"github.com/ytrend/ytrend/internal/redistest"
-	"github.com/ytrend/ytrend/store"
 )
 
-// replica is one `ytrend run` process of TestReplicasOneLeader, reaching the
-// simulator through a counter of its own.
-type replica struct {
-	name     string
-	cmd      *exec.Cmd
-	logs     *logbuf.Buffer
-	base     string // its /metrics server
-	requests atomic.Int64
-	db       string
-}
-
-func (r *replica) leader(t *testing.T) float64 {
-	t.Helper()
-	code, body := get(t, r.base+"/metrics")
-	if code != 200 {
-		return -1
-	}
-	v, ok := metricsOf(body)["ytrend_leader"]
-	if !ok {
-		return -1
-	}
-	return v
-}
-
-// TestReplicasOneLeader runs three `ytrend run` replicas of one credential
-// against the simulator, one region every 2s, with a 2s leader lease:
-// exactly one replica leads (ytrend_leader 1) and only it fetches; after a
-// SIGKILL of the leader another takes over and fetching resumes; a leader
-// paused with SIGSTOP past its lease and then resumed sends no request.
-// Once on Redis (each replica with its own archive), once on the embedded
-// ledger (the replicas share one archive, and the lease lives in it).
-func TestReplicasOneLeader(t *testing.T) {
+// TestWaitReplicasFromConfig: redis.wait_replicas reaches the budget. With
+// the replica acknowledging, `quota reserve` is granted; with it paused,
+// the grant is not returned (exit 1, naming the missing acks) though its
+// units stay spent; a refusal still stands (exit 75).
+func TestWaitReplicasFromConfig(t *testing.T) {
 	t.Parallel()
-	for _, backend := range []string{"redis", "ledger"} {
-		t.Run(backend, func(t *testing.T) {
-			t.Parallel()
-			testReplicas(t, backend)
-		})
-	}
-}
-
-func testReplicas(t *testing.T, backend string) {
+	master := redistest.StartServer(t)
+	replica := redistest.StartReplica(t, master)
 	w := newWorld(t, sim.Config{})
-	cred := "replicas"
-	if backend == "redis" {
-		redistest.Client(t)
-		cred = redistest.Prefix(t)
-		w.env["REDIS_URL"] = redistest.URL()
-	}
-	const ttl = 2 * time.Second
-	w.config(fmt.Sprintf(`
-credential: %s
-redis: {epoch_check: 500ms}
-scheduler: {leader_ttl: 2s, maintenance: "off"}
-regions:
-  - {code: US, cron: "@every 2s", pages: 1}
-`, cred))
+	w.env["REDIS_URL"] = master.URL()
+	w.config(fmt.Sprintf(`credential: %s
+costs: {videos.list: 1, search.list: 100}
+limits:
+  - {name: daily, units: 100, window: 24h}
+redis: {timeout: 2s, wait_replicas: 1, wait_timeout: 200ms}
+`, redistest.Prefix(t)))
 
-	replicas := make([]*replica, 3)
-	for i := range replicas {
-		r := &replica{name: fmt.Sprintf("r%d", i), db: w.env["YTREND_DB"]}
-		if backend == "redis" {
-			r.db = filepath.Join(w.dir, r.name+".db")
-		}
-		front := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, req *http.Request) {
-			if strings.HasPrefix(req.URL.Path, "/youtube/") {
-				r.requests.Add(1)
-			}
-			w.sim.ServeHTTP(rw, req)
-		}))
-		t.Cleanup(front.Close)
-		cmd := w.command("run", "--listen", "127.0.0.1:0")
-		cmd.Env = append(cmd.Env, "YTREND_DB="+r.db, "YOUTUBE_ENDPOINT="+front.URL)
-		var logs logbuf.Buffer
-		cmd.Stdout, cmd.Stderr = &logs, &logs
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			cmd.Process.Signal(syscall.SIGCONT)
-			cmd.Process.Kill()
-			cmd.Wait()
-		})
-		r.cmd, r.logs = cmd, &logs
-		replicas[i] = r
+	if r := w.mustRun("quota", "reserve", "--cost", "7"); !strings.HasPrefix(r.stdout, "granted ") {
+		t.Fatalf("with the replica up: %q", r.stdout)
 	}
-	addr := regexp.MustCompile(`addr=(127\.0\.0\.1:\d+)`)
-	for _, r := range replicas {
-		waitFor(t, r.name+"'s metrics address", 30*time.Second, func() bool {
-			m := addr.FindStringSubmatch(r.logs.String())
-			if m != nil {
-				r.base = "http://" + m[1]
-			}
-			return m != nil
-		})
+	replica.Pause()
+	r := w.run("quota", "reserve", "--cost", "7")
+	if r.code != 1 || !strings.Contains(r.stderr, "0 of 1 replicas acknowledged the write within 200ms") {
+		t.Errorf("with the replica paused: exit %d, %q; want 1 and the missing ack", r.code, r.stderr)
 	}
-
-	// leaderOf waits until exactly one of rs reports ytrend_leader 1 and
-	// the others 0, and returns it.
-	leaderOf := func(what string, rs ...*replica) *replica {
-		t.Helper()
-		var lead *replica
-		waitFor(t, what, 30*time.Second, func() bool {
-			lead = nil
-			n := 0
-			for _, r := range rs {
-				switch r.leader(t) {
-				case 1:
-					lead = r
-					n++
-				case 0:
-				default:
-					return false
-				}
-			}
-			return n == 1
-		})
-		return lead
+	r = w.run("quota", "reserve", "--cost", "90")
+	if r.code != exitTempFail || !strings.Contains(r.stderr, `refused by limit "daily"`) {
+		t.Errorf("a refusal with the replica paused: exit %d, %q; want 75", r.code, r.stderr)
 	}
-	first := leaderOf("exactly one leader of three", replicas...)
-	waitFor(t, "the leader's fetches", 30*time.Second, func() bool { return first.requests.Load() >= 2 })
-	for _, r := range replicas {
-		if r != first && r.requests.Load() != 0 {
-			t.Errorf("standby %s sent %d requests", r.name, r.requests.Load())
-		}
-		if r != first {
-			if code, body := get(t, r.base+"/readyz"); code != 200 || !strings.Contains(body, "standing by") {
-				t.Errorf("standby %s /readyz = %d %q, want ready and standing by", r.name, code, body)
-			}
-		}
-	}
-	if code, body := get(t, first.base+"/readyz"); code != 200 || !strings.Contains(body, "leading") {
-		t.Errorf("leader /readyz = %d %q", code, body)
-	}
-
-	// SIGKILL the leader: another takes over and fetching resumes.
-	killed := time.Now()
-	first.cmd.Process.Kill()
-	rest := without(replicas, first)
-	second := leaderOf("a new leader after SIGKILL", rest...)
-	before := second.requests.Load()
-	waitFor(t, "fetching to resume", 30*time.Second, func() bool { return second.requests.Load() > before })
-	t.Logf("fetching resumed %s after the leader's SIGKILL (lease ttl %s)", time.Since(killed).Round(100*time.Millisecond), ttl)
-
-	// SIGSTOP the new leader past its lease; the last replica takes over;
-	// resumed, the paused one sends nothing more.
-	second.cmd.Process.Signal(syscall.SIGSTOP)
-	third := without(rest, second)[0]
-	waitFor(t, "the last replica to lead", 30*time.Second, func() bool { return third.leader(t) == 1 })
-	waitFor(t, "the last replica's fetches", 30*time.Second, func() bool { return third.requests.Load() >= 1 })
-	paused := second.requests.Load()
-	second.cmd.Process.Signal(syscall.SIGCONT)
-	waitFor(t, "the resumed replica to stand by", 30*time.Second, func() bool { return second.leader(t) == 0 })
-	mark := third.requests.Load()
-	waitFor(t, "two more of the leader's fetches", 30*time.Second, func() bool { return third.requests.Load() >= mark+2 })
-	if got := second.requests.Load(); got != paused {
-		t.Errorf("the resumed replica sent %d requests after SIGCONT, want none", got-paused)
-	}
-	if third.leader(t) != 1 {
-		t.Error("the last replica stopped leading")
-	}
-
-	// Stop the two still running the way an operator would: a page in
-	// flight is stored first.
-	for _, r := range rest {
-		r.cmd.Process.Signal(syscall.SIGTERM)
-		exitCode(t, r.cmd, 30*time.Second)
-	}
-	// Every run is in the archive of a replica that led when it ran; no
-	// request went unrecorded.
-	total := int64(0)
-	for _, r := range replicas {
-		total += r.requests.Load()
-	}
-	if used := w.sim.Usage(testKey).Requests; used != total {
-		t.Errorf("the simulator saw %d requests, the replicas counted %d", used, total)
-	}
-	checkRunsByOwner(t, replicas, first, backend)
-	for _, r := range replicas {
-		w.assertNoKey(r.logs.String())
-	}
-}
-
-func without(rs []*replica, x *replica) []*replica {
-	var out []*replica
-	for _, r := range rs {
-		if r != x {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-// checkRunsByOwner: taken in time order, the runs that stored pages come
-// in one stretch per leader (two replicas firing the same ticks would
-// interleave), there were exactly two handovers, and each replica's stored
-// pages match the requests it sent (the SIGKILLed one may have lost the
-// page of one request in flight).
-func checkRunsByOwner(t *testing.T, replicas []*replica, killed *replica, backend string) {
-	t.Helper()
-	seen := map[string]bool{}
-	var runs []store.Run
-	for _, r := range replicas {
-		if seen[r.db] {
-			continue
-		}
-		seen[r.db] = true
-		db, err := store.Open(context.Background(), r.db)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rs, err := db.Runs(context.Background(), store.RunFilter{Limit: 1000})
-		db.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		runs = append(runs, rs...)
-	}
-	slices.SortFunc(runs, func(a, b store.Run) int { return a.StartedAt.Compare(b.StartedAt) })
-	var owners []string
-	byOwner := map[string]int64{}
-	for _, r := range runs {
-		if r.Pages == 0 {
-			continue
-		}
-		byOwner[r.Owner] += int64(r.Pages)
-		if len(owners) == 0 || owners[len(owners)-1] != r.Owner {
-			owners = append(owners, r.Owner)
-		}
-	}
-	if len(owners) != 3 {
-		t.Errorf("%s: the runs' owners in time order are %v, want one stretch per leader, three leaders", backend, owners)
-	}
-	for _, r := range replicas {
-		owner := fmt.Sprintf(":%d", r.cmd.Process.Pid)
-		var pages int64
-		for o, p := range byOwner {
-			if strings.HasSuffix(o, owner) {
-				pages += p
-			}
-		}
-		got := r.requests.Load()
-		if pages != got && (r != killed || pages != got-1) {
-			t.Errorf("%s (%s): %d pages stored, %d requests sent", r.name, backend, pages, got)
-		}
-	}
-}
-
-// TestQuotaReserveSurvivesRedisLoss is the issue's first check from the
-// command line: two `quota reserve` users with separate archives spend 200
-// of a 200-unit day, Redis loses the credential's keys (what a restart
-// without persistence or a FLUSHALL does), and the next reservations are
-// refused - first by the rebuild's grace, then by the restored books - and
-// quota status shows the restored 200 units and where they came from.
-func TestQuotaReserveSurvivesRedisLoss(t *testing.T) {
-	t.Parallel()
-	rdb := redistest.Client(t)
-	cred := redistest.Prefix(t)
-	alice, bob := newWorld(t, sim.Config{}), newWorld(t, sim.Config{})
-	for _, w := range []*world{alice, bob} {
-		w.env["REDIS_URL"] = redistest.URL()
-		w.config(fmt.Sprintf(`
-credential: %s
-limits: [{name: daily, units: 200, window: 24h}]
-redis: {epoch_check: 100ms}
-`, cred))
-	}
-	alice.mustRun("quota", "reserve", "--cost", "120")
-	bob.mustRun("quota", "reserve", "--cost", "80")
-	if r := bob.run("quota", "reserve", "--cost", "1"); r.code != 75 {
-		t.Fatalf("a full day granted more: exit %d", r.code)
-	}
-	keys, err := rdb.Keys(context.Background(), "ytrend:{"+cred+"}:*").Result()
-	if err != nil || len(keys) == 0 {
-		t.Fatalf("keys: %v %v", keys, err)
-	}
-	rdb.Del(context.Background(), keys...)
-
-	r := alice.run("quota", "reserve", "--cost", "200", "--json")
-	if res := decode[reserveResultJSON](t, r.stdout); r.code != 75 || res.RefusedBy != "rebuild" {
-		t.Fatalf("alice after the loss: exit %d %+v; want refused by the rebuild", r.code, res)
-	}
-	r = bob.run("quota", "reserve", "--cost", "1", "--json")
-	if res := decode[reserveResultJSON](t, r.stdout); r.code != 75 || res.RefusedBy != "rebuild" {
-		t.Fatalf("bob after the loss: exit %d %+v", r.code, res)
-	}
-	time.Sleep(200 * time.Millisecond) // the grace: twice the 100ms epoch check
-	r = alice.run("quota", "reserve", "--cost", "1", "--json")
-	if res := decode[reserveResultJSON](t, r.stdout); r.code != 75 || res.RefusedBy != "daily" {
-		t.Fatalf("after the grace: exit %d %+v; want refused by the restored day", r.code, res)
-	}
-	st := decode[quotaStatusJSON](t, alice.mustRun("quota", "status", "--json").stdout)
-	if st.Limits[0].Used != 200 || st.Ledger.RebuiltAt == nil || st.Ledger.RestoredGrants != 2 || st.Ledger.Epoch == "" {
-		t.Errorf("status = %+v, ledger %+v; want 200 units, rebuilt from 2 local grants", st.Limits[0], st.Ledger)
-	}
-	text := alice.mustRun("quota", "status").stdout
-	if !regexp.MustCompile(`ledger: rebuilt at \S+ from 2 local grants`).MatchString(text) {
-		t.Errorf("quota status does not say the ledger was rebuilt:\n%s", text)
-	}
-}
-
-// TestRedisPasswordNotInHelp: REDIS_URL may hold a password; --help and a
-// bare `ytrend quota` (which prints help) never show it.
-func TestRedisPasswordNotInHelp(t *testing.T) {
-	t.Parallel()
-	w := newWorld(t, sim.Config{})
-	const pw = "s3cret-redis-pass"
-	w.env["REDIS_URL"] = "redis://app:" + pw + "@127.0.0.1:1/0"
-	for _, args := range [][]string{{"--help"}, {"quota"}, {"quota", "status", "--help"}, {"run", "--help"}} {
-		r := w.run(args...)
-		if strings.Contains(r.stdout+r.stderr, pw) {
-			t.Errorf("ytrend %v prints the Redis password:\n%s%s", args, r.stdout, r.stderr)
-		}
-	}
-}
-
-// TestRedisClientLogsGoThroughSlog: go-redis logs Sentinel events itself
-// ("sentinel: new master=..."); with --log-format json every line on stderr
-// is JSON, theirs included.
-func TestRedisClientLogsGoThroughSlog(t *testing.T) {
-	t.Parallel()
-	s := redistest.StartSentinel(t)
-	w := newWorld(t, sim.Config{})
-	w.env["REDIS_URL"] = s.URL()
-	r := w.run("quota", "status", "--log-format", "json", "--log-level", "debug")
-	if r.code != 0 {
-		t.Fatalf("exit %d: %s", r.code, r.stderr)
-	}
-	sawRedis := false
-	for _, line := range strings.Split(strings.TrimSpace(r.stderr), "\n") {
-		if line == "" {
-			continue
-		}
-		var v map[string]any
-		if err := json.Unmarshal([]byte(line), &v); err != nil {
-			t.Errorf("stderr line is not JSON: %q", line)
-		}
-		if msg, _ := v["msg"].(string); strings.HasPrefix(msg, "redis client: ") {
-			sawRedis = true
-		}
-	}
-	if !sawRedis {
-		t.Errorf("no go-redis line reached the logger; stderr:\n%s", r.stderr)
+	replica.Resume()
+	st := decode[quotaStatusJSON](t, w.mustRun("quota", "status", "--json").stdout)
+	if st.Limits[0].Used != 14 {
+		t.Errorf("used %d, want 14: the unacknowledged grant stays spent", st.Limits[0].Used)
 	}
 }
