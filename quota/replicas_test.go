@@ -139,6 +139,7 @@ func TestWaitReplicasCluster(t *testing.T) {
 	if len(masters) < 2 {
 		t.Errorf("8 credentials landed on %d masters; the test did not cover routing", len(masters))
 	}
+	t.Run("SlotMoved", func(t *testing.T) { testClusterSlotMoved(t, c, rdb) })
 }
 
 // TestWaitReplicasNoFailOpenPastAFullLimit: a process's first reservation
@@ -168,5 +169,64 @@ func TestWaitReplicasNoFailOpenPastAFullLimit(t *testing.T) {
 	}
 	if u := used(t, newLimiter(t, cfg, quota.NewRedis(rdb)))["only"]; u != 10 {
 		t.Errorf("used = %d, want 10", u)
+	}
+}
+
+// testClusterSlotMoved: the credential's slot moves to another master (a
+// resharding) after the client loaded the slot map. A write with WAIT goes
+// to the old master on a pinned connection, which answers MOVED; it is run
+// on the new owner, rather than failing every write until something else
+// refreshes the client's map.
+func testClusterSlotMoved(t *testing.T, c *redistest.Cluster, rdb redis.UniversalClient) {
+	cc := rdb.(*redis.ClusterClient)
+	ctx := context.Background()
+	// A credential whose slot holds no keys yet (the other tests' slots
+	// do), so it can be moved by decree.
+	var (
+		cred, key string
+		from      *redis.Client
+		slot      int64
+	)
+	for {
+		cred = redistest.Prefix(t)
+		key = "ytrend:{" + cred + "}:x"
+		var err error
+		if from, err = cc.MasterForKey(ctx, key); err != nil {
+			t.Fatal(err)
+		}
+		if slot, err = from.ClusterKeySlot(ctx, key).Result(); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := from.ClusterCountKeysInSlot(ctx, int(slot)).Result(); err == nil && n == 0 {
+			break
+		}
+	}
+	var to *redistest.Server
+	for _, n := range c.Nodes {
+		if n.Addr() != from.Options().Addr {
+			to = n
+			break
+		}
+	}
+	toID, err := to.Client().ClusterMyID(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The slot is empty: every master is simply told its new owner.
+	for _, n := range c.Nodes {
+		if err := n.Client().Do(ctx, "CLUSTER", "SETSLOT", slot, "NODE", toID).Err(); err != nil {
+			t.Fatalf("CLUSTER SETSLOT on %s: %v", n.Addr(), err)
+		}
+	}
+
+	cfg := oneLimit(cred, 100, time.Hour, smallCosts)
+	l := newLimiter(t, cfg, quota.NewRedis(rdb, quota.WithWaitReplicas(1, 50*time.Millisecond)))
+	_, err = l.Reserve(ctx, "seven")
+	if !errors.Is(err, quota.ErrBackend) || !strings.Contains(err.Error(), "0 of 1 replicas") {
+		t.Fatalf("Reserve after the slot moved = %v, want the new owner's missing ack (this cluster has no replicas)", err)
+	}
+	n, err := to.Client().ClusterCountKeysInSlot(ctx, int(slot)).Result()
+	if err != nil || n == 0 {
+		t.Errorf("the new owner %s holds %d keys in slot %d (%v), want the reservation's", to.Addr(), n, slot, err)
 	}
 }
