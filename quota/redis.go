@@ -276,6 +276,14 @@ func (r *Redis) sync(ctx context.Context, cred string, sr syncRequest) (syncResu
 		}
 	}
 	v, err := r.runWrite(ctx, syncScript, keys, args)
+	var unacked waitError
+	if errors.As(err, &unacked) {
+		// The master answered and holds what was sent; too few replicas
+		// do. That is no outage: were it one, a reservation would skip
+		// the ledger and a fail-open call be granted past a full limit.
+		// The sync fails plainly and is retried at the next call.
+		return syncResult{}, fmt.Errorf("redis: sync not yet on enough replicas: %s", unacked.err)
+	}
 	if err != nil {
 		return syncResult{}, scriptError(err, sr.limits)
 	}

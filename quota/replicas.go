@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -35,6 +37,7 @@ func (r *Redis) runWrite(ctx context.Context, s *redis.Script, keys []string, ar
 		return r.run(ctx, s, keys, args)
 	}
 	var node *redis.Client
+	cc, cluster := r.rdb.(*redis.ClusterClient)
 	switch c := r.rdb.(type) {
 	case *redis.Client:
 		node = c
@@ -47,10 +50,55 @@ func (r *Redis) runWrite(ctx context.Context, s *redis.Script, keys []string, ar
 	default:
 		return nil, errNoWait
 	}
+	v, err := r.runWait(ctx, node, s, keys, args)
+	var moved redis.Error
+	if !errors.As(err, &moved) || !redis.HasErrorPrefix(err, "MOVED") {
+		return v, err
+	}
+	if !cluster {
+		return nil, redisError(err)
+	}
+	// The slot moved since the cluster client loaded its slot map, and the
+	// pinned connection bypasses the client's own redirects: the script
+	// was refused before it ran. Run it on the owner the reply names, and
+	// have the client reload its map for the next call.
+	cc.ReloadState(ctx)
+	f := strings.Fields(moved.Error()) // MOVED <slot> <host:port>
+	if owner := clusterMaster(ctx, cc, f[len(f)-1]); owner != nil {
+		return r.runWait(ctx, owner, s, keys, args)
+	}
+	return nil, unavailableError{fmt.Errorf("redis: %w", err)}
+}
+
+// clusterMaster is the cluster client's connection to the master at addr,
+// or nil when the client does not know one there.
+func clusterMaster(ctx context.Context, cc *redis.ClusterClient, addr string) *redis.Client {
+	var mu sync.Mutex
+	var found *redis.Client
+	cc.ForEachMaster(ctx, func(_ context.Context, c *redis.Client) error {
+		if c.Options().Addr == addr {
+			mu.Lock()
+			found = c
+			mu.Unlock()
+		}
+		return nil
+	})
+	return found
+}
+
+// runWait runs the script and WAIT on one connection of node. A MOVED or
+// ASK reply comes back as it is (ASK: the slot is migrating; unavailable
+// until it is done).
+func (r *Redis) runWait(ctx context.Context, node *redis.Client, s *redis.Script, keys []string, args []any) (any, error) {
 	conn := node.Conn()
 	defer conn.Close()
 	v, err := s.Run(ctx, conn, keys, args...).Result()
-	if err != nil {
+	switch {
+	case redis.HasErrorPrefix(err, "MOVED"):
+		return nil, err
+	case redis.HasErrorPrefix(err, "ASK"):
+		return nil, unavailableError{fmt.Errorf("redis: %w", err)}
+	case err != nil:
 		return nil, redisError(err)
 	}
 	n, err := conn.Wait(ctx, r.waitReplicas, r.waitTimeout).Result()

@@ -39,8 +39,31 @@ const (
 	Cluster  Kind = "cluster"
 )
 
-// KindOf tells which form raw has, or an error naming what is wrong.
+// KindOf tells which form raw has, or an error naming what is wrong. The
+// URL is read by go-redis' own parser for its form, so a URL KindOf accepts
+// (config validation) is one Open accepts.
 func KindOf(raw string) (Kind, error) {
+	kind, err := form(raw)
+	if err != nil {
+		return "", err
+	}
+	switch kind {
+	case Sentinel:
+		_, err = redis.ParseFailoverURL(raw)
+	case Cluster:
+		_, err = redis.ParseClusterURL(raw)
+	default:
+		_, err = redis.ParseURL(raw)
+	}
+	if err != nil {
+		return "", fmt.Errorf("%w %q: %v", ErrBadURL, secret.URL(raw), redactErr(err, raw))
+	}
+	return kind, nil
+}
+
+// form tells the topology from the URL's shape: its scheme, master_name,
+// addr.
+func form(raw string) (Kind, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return "", fmt.Errorf("%w %q: %v", ErrBadURL, secret.URL(raw), redactErr(err, raw))
@@ -54,9 +77,16 @@ func KindOf(raw string) (Kind, error) {
 	}
 	q := u.Query()
 	switch {
-	case q.Get("master_name") != "":
+	case q.Has("master_name") && q.Get("master_name") == "":
+		return "", fmt.Errorf("%w %q: master_name is empty: name the master the sentinels monitor", ErrBadURL, secret.URL(raw))
+	case q.Has("master_name"):
 		return Sentinel, nil
 	case len(q["addr"]) > 0:
+		// go-redis' cluster parser ignores the path: say so rather than
+		// use database 0 for a URL that names another.
+		if db := strings.Trim(u.Path, "/"); db != "" && db != "0" {
+			return "", fmt.Errorf("%w %q: database %q: Redis Cluster has only database 0", ErrBadURL, secret.URL(raw), db)
+		}
 		return Cluster, nil
 	}
 	return Single, nil
@@ -112,8 +142,8 @@ func redactErr(err error, raw string) string {
 
 // Durability reads the server's persistence and eviction settings and says,
 // in plain words, how the budget could vanish without a trace. No warning
-// means AOF or RDB is on and the eviction policy cannot drop the budget's
-// keys. On a Cluster every master is asked. Keys ytrend writes all expire
+// means AOF (fsynced at least every second) is on and nothing can be
+// evicted: no maxmemory, or maxmemory-policy noeviction. On a Cluster every master is asked. Keys ytrend writes all expire
 // (but for the epoch), so a volatile-* policy may evict them as well as an
 // allkeys-* one: only noeviction keeps them.
 func Durability(ctx context.Context, rdb redis.UniversalClient) ([]string, error) {
@@ -163,6 +193,11 @@ func nodeDurability(ctx context.Context, c redis.Cmdable) ([]string, error) {
 	case !aof:
 		out = append(out, "RDB snapshots only: a restart forgets what was spent since the last snapshot; "+
 			"run Redis with appendonly yes for exact books")
+	default:
+		if fsync, err := c.ConfigGet(ctx, "appendfsync").Result(); err == nil && fsync["appendfsync"] == "no" {
+			out = append(out, "AOF with appendfsync no: a crash of the host forgets the last ~30 s of spend "+
+				"the OS had not written yet; use appendfsync everysec or always")
+		}
 	}
 	policy := fields["maxmemory_policy"]
 	if policy == "" {
@@ -170,7 +205,9 @@ func nodeDurability(ctx context.Context, c redis.Cmdable) ([]string, error) {
 			policy = cfg["maxmemory-policy"]
 		}
 	}
-	if policy != "" && policy != "noeviction" {
+	// Without a maxmemory (0, or absent from INFO) Redis never evicts,
+	// whatever the policy says.
+	if policy != "" && policy != "noeviction" && fields["maxmemory"] != "0" {
 		out = append(out, fmt.Sprintf("maxmemory-policy %s may evict the budget's keys (they carry TTLs); "+
 			"use noeviction", policy))
 	}

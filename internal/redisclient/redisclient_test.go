@@ -24,16 +24,26 @@ func TestKindOf(t *testing.T) {
 		{"unix:///run/redis.sock", Single},
 		{"redis://s1:26379?master_name=main&addr=s2:26379&addr=s3:26379", Sentinel},
 		{"redis://n1:6379?addr=n2:6379&addr=n3:6379", Cluster},
+		{"redis://n1:6379/0?addr=n2:6379", Cluster},
 	}
 	for _, tt := range tests {
 		if got, err := KindOf(tt.url); err != nil || got != tt.want {
 			t.Errorf("KindOf(%q) = %q, %v; want %q", tt.url, got, err, tt.want)
 		}
 	}
-	for _, bad := range []string{"http://x:6379", "127.0.0.1:6379", "redis://u:s3cr%zz@h"} {
+	for bad, why := range map[string]string{
+		"http://x:6379":                        "allowed schemes",
+		"127.0.0.1:6379":                       "",
+		"redis://u:s3cr%zz@h":                  "",
+		"redis://s1:1?master_name=&addr=s2:1":  "master_name is empty",
+		"redis://n1:1/2?addr=n2:1":             `database "2": Redis Cluster has only database 0`,
+		"redis://h:1?timeout=1s":               "unexpected option: timeout",
+		"redis://h:1/x":                        `invalid database number: "x"`,
+		"redis://s1:1?master_name=m&addr=oops": "unable to parse addr param: oops",
+	} {
 		_, err := KindOf(bad)
-		if !errors.Is(err, ErrBadURL) {
-			t.Errorf("KindOf(%q) = %v, want ErrBadURL", bad, err)
+		if !errors.Is(err, ErrBadURL) || !strings.Contains(err.Error(), why) {
+			t.Errorf("KindOf(%q) = %v, want ErrBadURL saying %q", bad, err, why)
 		}
 	}
 }
@@ -114,6 +124,16 @@ func TestDurability(t *testing.T) {
 		{"rdb only", []string{"--save", "3600 1"}, []string{"RDB snapshots only"}},
 		{"evicting", []string{"--appendonly", "yes", "--maxmemory", "100mb", "--maxmemory-policy", "volatile-lru"},
 			[]string{"maxmemory-policy volatile-lru"}},
+		{"evicting any key", []string{"--appendonly", "yes", "--maxmemory", "100mb", "--maxmemory-policy", "allkeys-random"},
+			[]string{"maxmemory-policy allkeys-random"}},
+		{"noeviction", []string{"--appendonly", "yes", "--maxmemory", "100mb", "--maxmemory-policy", "noeviction"}, nil},
+		{"a policy but no maxmemory", []string{"--appendonly", "yes", "--maxmemory-policy", "allkeys-lru"}, nil},
+		{"aof without fsync", []string{"--appendonly", "yes", "--appendfsync", "no"}, []string{"appendfsync no"}},
+		{"aof fsynced every second", []string{"--appendonly", "yes", "--appendfsync", "everysec"}, nil},
+		{"CONFIG renamed away", []string{"--rename-command", "CONFIG", ""}, []string{"CONFIG is not allowed"}},
+		{"CONFIG renamed away, aof", []string{"--appendonly", "yes", "--rename-command", "CONFIG", ""}, nil},
+		{"nothing safe", []string{"--maxmemory", "100mb", "--maxmemory-policy", "volatile-ttl"},
+			[]string{"no persistence", "maxmemory-policy volatile-ttl"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

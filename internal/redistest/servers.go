@@ -64,9 +64,13 @@ func StartServer(tb testing.TB, args ...string) *Server {
 func (s *Server) start() {
 	s.tb.Helper()
 	bin := binary(s.tb, "redis-server")
+	// No delay before a replica's full sync (default 5 s): a replica of
+	// this server is in sync at once.
 	args := append([]string{"--port", strconv.Itoa(s.Port), "--bind", "127.0.0.1", "--dir", s.Dir,
-		"--save", "", "--appendonly", "no", "--logfile", filepath.Join(s.Dir, "redis.log")}, s.args...)
+		"--save", "", "--appendonly", "no", "--logfile", filepath.Join(s.Dir, "redis.log"),
+		"--repl-diskless-sync-delay", "0"}, s.args...)
 	cmd := exec.Command(bin, args...)
+	setDeathSignal(cmd)
 	if err := cmd.Start(); err != nil {
 		s.tb.Fatalf("redistest: start redis-server: %v", err)
 	}
@@ -119,6 +123,62 @@ func (s *Server) Kill() {
 		cmd.Process.Signal(syscall.SIGKILL)
 		cmd.Wait()
 	}
+}
+
+// Pause stops the server with SIGSTOP: it keeps its connections and
+// answers nothing, as a frozen host would; a paused replica acknowledges no
+// write. Resume continues it.
+func (s *Server) Pause() { s.signal(syscall.SIGSTOP) }
+
+// Resume continues a paused server (SIGCONT).
+func (s *Server) Resume() { s.signal(syscall.SIGCONT) }
+
+func (s *Server) signal(sig syscall.Signal) {
+	s.tb.Helper()
+	s.mu.Lock()
+	cmd := s.cmd
+	s.mu.Unlock()
+	if cmd == nil {
+		s.tb.Fatalf("redistest: %s: the server on %s is not running", sig, s.Addr())
+	}
+	if err := cmd.Process.Signal(sig); err != nil {
+		s.tb.Fatalf("redistest: %s to the server on %s: %v", sig, s.Addr(), err)
+	}
+}
+
+// StartReplica starts a server (no persistence) replicating master and
+// waits until it acknowledges the master's writes, so WAIT counts it.
+func StartReplica(tb testing.TB, master *Server) *Server {
+	tb.Helper()
+	r := StartServer(tb, "--replicaof", "127.0.0.1", strconv.Itoa(master.Port))
+	waitAcked(tb, master, 1)
+	return r
+}
+
+// waitAcked waits until a write on master is acknowledged by n replicas,
+// asked with WAIT on the writing connection. "master_link_status:up" is
+// not enough: after a diskless sync the master streams to a replica, and
+// WAIT counts it, only from its first ACK, up to a second later.
+func waitAcked(tb testing.TB, master *Server, n int) {
+	tb.Helper()
+	c := redis.NewClient(&redis.Options{Addr: master.Addr(), MaxRetries: -1})
+	defer c.Close()
+	waitFor(tb, fmt.Sprintf("%d replicas of %s to acknowledge a write", n, master.Addr()), func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		conn := c.Conn()
+		defer conn.Close()
+		var wait *redis.Cmd
+		if _, err := conn.Pipelined(ctx, func(p redis.Pipeliner) error {
+			p.Set(ctx, "redistest:ack-probe", time.Now().UnixNano(), time.Minute)
+			wait = p.Do(ctx, "WAIT", n, 100)
+			return nil
+		}); err != nil {
+			return false
+		}
+		acks, err := wait.Int64()
+		return err == nil && acks >= int64(n)
+	})
 }
 
 // Restart kills the server and starts it again on the same port and
@@ -197,26 +257,41 @@ type Sentinel struct {
 }
 
 // StartSentinel starts the topology with down-after-milliseconds 1000, so a
-// SIGKILLed master is failed over in about 3 s.
+// SIGKILLed master is failed over in about 3 s. It returns once the replica
+// acknowledges the master's writes (WAIT counts it) and every sentinel
+// knows it. Each sentinel is told its peers and the replica in its config,
+// rather than learning them from hello messages every 2 s.
 func StartSentinel(tb testing.TB) *Sentinel {
 	tb.Helper()
 	s := &Sentinel{tb: tb, Name: "ytrendtest"}
 	s.Master = StartServer(tb)
-	s.Replica = StartServer(tb, "--replicaof", "127.0.0.1", strconv.Itoa(s.Master.Port))
-	for range 3 {
-		port := freePort(tb)
+	s.Replica = StartReplica(tb, s.Master)
+	var ports [3]int
+	var ids [3]string
+	for i := range ports {
+		ports[i] = freePort(tb)
+		ids[i] = fmt.Sprintf("%040x", ports[i]) // a sentinel ID is 40 hex digits
+	}
+	for i, port := range ports {
 		dir := tb.TempDir()
 		conf := filepath.Join(dir, "sentinel.conf")
-		body := fmt.Sprintf("port %d\nbind 127.0.0.1\ndir %s\nlogfile %s\n"+
+		body := fmt.Sprintf("port %d\nbind 127.0.0.1\ndir %s\nlogfile %s\nsentinel myid %s\n"+
 			"sentinel monitor %s 127.0.0.1 %d 2\n"+
 			"sentinel down-after-milliseconds %s 1000\nsentinel failover-timeout %s 5000\n"+
-			"sentinel parallel-syncs %s 1\n",
-			port, dir, filepath.Join(dir, "sentinel.log"), s.Name, s.Master.Port, s.Name, s.Name, s.Name)
+			"sentinel parallel-syncs %s 1\nsentinel known-replica %s 127.0.0.1 %d\n",
+			port, dir, filepath.Join(dir, "sentinel.log"), ids[i], s.Name, s.Master.Port, s.Name, s.Name, s.Name,
+			s.Name, s.Replica.Port)
+		for j := range ports {
+			if j != i {
+				body += fmt.Sprintf("sentinel known-sentinel %s 127.0.0.1 %d %s\n", s.Name, ports[j], ids[j])
+			}
+		}
 		if err := os.WriteFile(conf, []byte(body), 0o644); err != nil {
 			tb.Fatal(err)
 		}
 		srv := &Server{tb: tb, Port: port, Dir: dir}
 		cmd := exec.Command(binary(tb, "redis-server"), conf, "--sentinel")
+		setDeathSignal(cmd)
 		if err := cmd.Start(); err != nil {
 			tb.Fatalf("redistest: start sentinel: %v", err)
 		}
@@ -227,11 +302,6 @@ func StartSentinel(tb testing.TB) *Sentinel {
 	}
 	// Ready when every sentinel knows the replica (and so can fail over).
 	s.waitSentinels(func(addr string, replicas int) bool { return addr == s.Master.Addr() && replicas >= 1 })
-	// And the replica has synced.
-	waitFor(tb, "the replica to sync", func() bool {
-		info, err := s.Replica.Client().Info(context.Background(), "replication").Result()
-		return err == nil && strings.Contains(info, "master_link_status:up")
-	})
 	return s
 }
 

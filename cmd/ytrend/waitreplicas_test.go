@@ -1,0 +1,46 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/ytrend/ytrend/ingest/sim"
+	"github.com/ytrend/ytrend/internal/redistest"
+)
+
+// TestWaitReplicasFromConfig: redis.wait_replicas reaches the budget. With
+// the replica acknowledging, `quota reserve` is granted; with it paused,
+// the grant is not returned (exit 1, naming the missing acks) though its
+// units stay spent; a refusal still stands (exit 75).
+func TestWaitReplicasFromConfig(t *testing.T) {
+	t.Parallel()
+	master := redistest.StartServer(t)
+	replica := redistest.StartReplica(t, master)
+	w := newWorld(t, sim.Config{})
+	w.env["REDIS_URL"] = master.URL()
+	w.config(fmt.Sprintf(`credential: %s
+costs: {videos.list: 1, search.list: 100}
+limits:
+  - {name: daily, units: 100, window: 24h}
+redis: {timeout: 2s, wait_replicas: 1, wait_timeout: 200ms}
+`, redistest.Prefix(t)))
+
+	if r := w.mustRun("quota", "reserve", "--cost", "7"); !strings.HasPrefix(r.stdout, "granted ") {
+		t.Fatalf("with the replica up: %q", r.stdout)
+	}
+	replica.Pause()
+	r := w.run("quota", "reserve", "--cost", "7")
+	if r.code != 1 || !strings.Contains(r.stderr, "0 of 1 replicas acknowledged the write within 200ms") {
+		t.Errorf("with the replica paused: exit %d, %q; want 1 and the missing ack", r.code, r.stderr)
+	}
+	r = w.run("quota", "reserve", "--cost", "90")
+	if r.code != exitTempFail || !strings.Contains(r.stderr, `refused by limit "daily"`) {
+		t.Errorf("a refusal with the replica paused: exit %d, %q; want 75", r.code, r.stderr)
+	}
+	replica.Resume()
+	st := decode[quotaStatusJSON](t, w.mustRun("quota", "status", "--json").stdout)
+	if st.Limits[0].Used != 14 {
+		t.Errorf("used %d, want 14: the unacknowledged grant stays spent", st.Limits[0].Used)
+	}
+}
