@@ -353,7 +353,7 @@ func TestFencing(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			l := newLimiter(t, oneLimit(redistest.Prefix(t), 100, time.Hour, mixedCosts), b.backend)
-			const ttl = 200 * time.Millisecond
+			const ttl = 2 * time.Second // outlasts the steps below on a loaded machine
 			a, err := l.AcquireLease(ctx, "replica-a", ttl)
 			if err != nil || !a.Held || a.Fence.Holder != "replica-a" || a.Fence.Token <= 0 {
 				t.Fatalf("a = %+v, %v", a, err)

@@ -155,8 +155,10 @@ func testRetryAfterWeighted(t *testing.T, b quota.Backend, cred string) {
 			t.Errorf("%s: RetryAfter = %s, want %s (entry at %s + window - now %s)",
 				tt.call, res.RetryAfter, want, tt.entry.At.Format(time.StampMicro), res.At.Format(time.StampMicro))
 		}
-		// ...and within 50 ms of what our own timestamps say.
-		within(t, tt.call+" RetryAfter", res.RetryAfter, tt.local.Add(window).Sub(now), 50*time.Millisecond)
+		// ...and close to what our own timestamps say (a sanity check of
+		// the clock in use; the exact check is the one above, and a loaded
+		// machine delays our own readings by tens of milliseconds).
+		within(t, tt.call+" RetryAfter", res.RetryAfter, tt.local.Add(window).Sub(now), 250*time.Millisecond)
 		var refused *quota.RefusedError
 		if err := func() error { _, err := l.Reserve(context.Background(), tt.call); return err }(); !errors.As(err, &refused) ||
 			refused.Limit != "only" {
