@@ -91,6 +91,22 @@ func TestOpenEachForm(t *testing.T) {
 		if got := typeName(c); got != tt.want {
 			t.Errorf("%s: client %s, want %s", name, got, tt.want)
 		}
+		// ytrend's options reach every form (FailoverClient is a
+		// *redis.Client; a ClusterClient passes them to its nodes).
+		var o *redis.Options
+		switch c := c.(type) {
+		case *redis.Client:
+			o = c.Options()
+		case *redis.ClusterClient:
+			node, err := c.MasterForKey(context.Background(), "ytrend:{t}:probe")
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			o = node.Options()
+		}
+		if o == nil || o.ReadTimeout != 5*time.Second || o.DialTimeout != 5*time.Second || !o.ContextTimeoutEnabled || o.MaxRetries != 1 {
+			t.Errorf("%s: options %+v, want 5s timeouts, context deadlines honoured, one retry", name, o)
+		}
 		if err := c.Set(context.Background(), "ytrend:{t}:probe", name, 0).Err(); err != nil {
 			t.Errorf("%s: SET through the client: %v", name, err)
 		}
@@ -171,4 +187,17 @@ func TestDurability(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestOpenTimeoutFloor: a zero or tiny timeout gets the 50 ms floor.
+func TestOpenTimeoutFloor(t *testing.T) {
+	t.Parallel()
+	c, err := Open("redis://127.0.0.1:1/0", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if o := c.(*redis.Client).Options(); o.ReadTimeout != 50*time.Millisecond || o.WriteTimeout != 50*time.Millisecond {
+		t.Errorf("read %s write %s, want 50ms", o.ReadTimeout, o.WriteTimeout)
+	}
 }
