@@ -73,7 +73,7 @@ func Project(cfg *config.Config, jobs []config.Job, from time.Time) Plan {
 		return table[call]
 	}
 	for _, j := range jobs {
-		rp := RegionPlan{Region: j.Region.String(), Spec: j.Spec, Offset: j.Offset, PerFetch: map[string]int64{}}
+		rp := RegionPlan{Region: j.Code.String(), Spec: j.Cron, Offset: j.Offset, PerFetch: map[string]int64{}}
 		perLimit := make([]int64, len(q.Limits))
 		for i, l := range q.Limits {
 			u := int64(j.Pages) * costOf(i, "videos.list")

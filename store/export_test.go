@@ -1,6 +1,10 @@
 package store
 
-import "context"
+import (
+	"context"
+
+	"github.com/ytrend/ytrend/regions"
+)
 
 // Test-only access to internals, for the package's external tests.
 
@@ -79,4 +83,4 @@ func TextScores(ctx context.Context, db *DB, text string) (map[string]float64, e
 
 // RegionFacet is the facet token of a region, for tests that write rows as
 // older binaries did.
-func RegionFacet(region string) string { return regionFacet(region) }
+func RegionFacet(region regions.Code) string { return regionFacet(region) }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ytrend/ytrend/regions"
 	"github.com/ytrend/ytrend/store"
 )
 
@@ -24,7 +25,7 @@ func openDB(tb testing.TB, opts ...store.Option) (*store.DB, string) {
 	return db, path
 }
 
-func startRun(tb testing.TB, db *store.DB, region string, at time.Time) int64 {
+func startRun(tb testing.TB, db *store.DB, region regions.Code, at time.Time) int64 {
 	tb.Helper()
 	id, err := db.StartRun(context.Background(), region, store.TriggerSchedule, at)
 	if err != nil {
@@ -44,7 +45,7 @@ func savePage(tb testing.TB, db *store.DB, p store.Page) store.PageResult {
 
 // saveChart saves videos as one chart page of a new run in region at time at
 // and finishes the run.
-func saveChart(tb testing.TB, db *store.DB, region string, at time.Time, firstRank int, vs ...store.Video) store.PageResult {
+func saveChart(tb testing.TB, db *store.DB, region regions.Code, at time.Time, firstRank int, vs ...store.Video) store.PageResult {
 	tb.Helper()
 	run := startRun(tb, db, region, at)
 	res := savePage(tb, db, store.Page{RunID: run, Region: region, FetchedAt: at, Kind: store.PageChart, FirstRank: firstRank, Videos: vs})

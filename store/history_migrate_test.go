@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ytrend/ytrend/regions"
 	"github.com/ytrend/ytrend/store"
 )
 
@@ -44,7 +45,7 @@ func dumpRows(t *testing.T, db *store.DB, query string) []string {
 // snapshot columns): the videos through a search page, then the snapshots,
 // region aggregates, totals and region facets by hand, and the index
 // rebuilt.
-func saveOldChart(tb testing.TB, db *store.DB, region string, at time.Time, firstRank int, vs ...store.Video) {
+func saveOldChart(tb testing.TB, db *store.DB, region regions.Code, at time.Time, firstRank int, vs ...store.Video) {
 	tb.Helper()
 	ctx := context.Background()
 	run := startRun(tb, db, region, at)

@@ -107,7 +107,7 @@ func (db *DB) ImportChart(ctx context.Context, c ImportedChart) (ImportResult, e
 	}
 	var learned []channelEntry
 	for _, p := range pages {
-		p.RunID, p.Region, p.Kind = res.RunID, string(c.Region), PageChart
+		p.RunID, p.Region, p.Kind = res.RunID, c.Region, PageChart
 		r, err := db.savePage(ctx, p, tx, &learned)
 		if err != nil {
 			return ImportResult{}, fmt.Errorf("store: import chart %s %s: %w", c.Region, p.FetchedAt.Format(time.RFC3339), err)

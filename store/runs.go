@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ytrend/ytrend/regions"
+
 	"github.com/ytrend/ytrend/internal/secret"
 )
 
@@ -24,11 +26,10 @@ var owner = func() string {
 
 // StartRun records a run of region as running, owned by this process
 // (hostname:pid), and returns its id.
-func (db *DB) StartRun(ctx context.Context, region string, trigger Trigger, at time.Time) (int64, error) {
-	region = normRegion(region)
+func (db *DB) StartRun(ctx context.Context, region regions.Code, trigger Trigger, at time.Time) (int64, error) {
 	switch {
-	case region == "":
-		return 0, errors.New("store: start run: empty region")
+	case !regions.Valid(region):
+		return 0, fmt.Errorf("store: start run: %q is not a region code (parse it with regions.Parse)", region)
 	case trigger != TriggerSchedule && trigger != TriggerCLI:
 		return 0, fmt.Errorf("store: start run: unknown trigger %q (want %q or %q)", trigger, TriggerSchedule, TriggerCLI)
 	case at.IsZero():
@@ -86,9 +87,9 @@ func (db *DB) Runs(ctx context.Context, f RunFilter) ([]Run, error) {
 	q := `SELECT id, region, triggered_by, owner, started_at, finished_at, status, pages, videos, new_videos,
 		updated_videos, units, refused_by, retry_at, error FROM runs WHERE 1`
 	var args []any
-	if r := normRegion(f.Region); r != "" {
+	if f.Region != "" {
 		q += ` AND region = ?`
-		args = append(args, r)
+		args = append(args, string(f.Region))
 	}
 	if f.Status != "" {
 		q += ` AND status = ?`

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ytrend/ytrend/regions"
+
 	"modernc.org/sqlite"
 )
 
@@ -39,7 +41,7 @@ type Query struct {
 	Text string
 	// Regions keeps videos that trended in any of these regions; their
 	// regions, best rank and last seen are then those regions' only.
-	Regions []string
+	Regions []regions.Code
 	// Since keeps videos seen (in Regions, if given) at or after it.
 	Since time.Time
 	// Channel keeps videos whose channel title contains it (ignoring case
@@ -65,16 +67,16 @@ type Query struct {
 
 // Hit is one video found by Search.
 type Hit struct {
-	VideoID      string    `json:"video_id"`
-	Title        string    `json:"title"`
-	ChannelTitle string    `json:"channel_title"`
-	Regions      []string  `json:"regions"`   // where it trended (within Query.Regions, if given), sorted
-	BestRank     int       `json:"best_rank"` // best chart rank there; 0 if never on a chart
-	LastSeen     time.Time `json:"last_seen"` // last sighting there
-	Views        *int64    `json:"views"`     // nil: hidden by the owner
-	Snippet      string    `json:"snippet"`
-	PublishedAt  time.Time `json:"published_at"`
-	Score        float64   `json:"score"` // relevance blended with trend; comparable within one search only
+	VideoID      string         `json:"video_id"`
+	Title        string         `json:"title"`
+	ChannelTitle string         `json:"channel_title"`
+	Regions      []regions.Code `json:"regions"`   // where it trended (within Query.Regions, if given), sorted
+	BestRank     int            `json:"best_rank"` // best chart rank there; 0 if never on a chart
+	LastSeen     time.Time      `json:"last_seen"` // last sighting there
+	Views        *int64         `json:"views"`     // nil: hidden by the owner
+	Snippet      string         `json:"snippet"`
+	PublishedAt  time.Time      `json:"published_at"`
+	Score        float64        `json:"score"` // relevance blended with trend; comparable within one search only
 }
 
 type candidate struct {
@@ -241,14 +243,16 @@ func normalizeQuery(q Query) (Query, error) {
 	if q.MarkOpen == "" && q.MarkClose == "" {
 		q.MarkOpen, q.MarkClose = "[", "]"
 	}
-	var regions []string
+	var codes []regions.Code
 	for _, r := range q.Regions {
-		r = strings.ToUpper(strings.TrimSpace(r))
-		if r != "" && !slices.Contains(regions, r) {
-			regions = append(regions, r)
+		if !regions.Valid(r) {
+			return q, fmt.Errorf("store: search: %q is not a region code (parse it with regions.Parse)", r)
+		}
+		if !slices.Contains(codes, r) {
+			codes = append(codes, r)
 		}
 	}
-	q.Regions = regions
+	q.Regions = codes
 	q.Channel = strings.TrimSpace(q.Channel)
 	return q, nil
 }
@@ -510,7 +514,7 @@ func (s searcher) materialize(cands []candidate) ([]Hit, error) {
 			BestRank: c.bestRank,
 			LastSeen: micros(c.lastSeen),
 			Score:    c.score,
-			Regions:  []string{},
+			Regions:  []regions.Code{},
 		}
 		if c.views.Valid {
 			v := c.views.Int64
@@ -543,18 +547,18 @@ func (s searcher) materialize(cands []candidate) ([]Hit, error) {
 		return nil, fmt.Errorf("store: search: %d of %d matched videos vanished", len(cands)-found, len(cands))
 	}
 
-	var regions any
+	var within any
 	if len(s.q.Regions) > 0 {
-		regions = jsonIDs(s.q.Regions)
+		within = jsonIDs(s.q.Regions)
 	}
-	rows, err = s.stmt(s.st.regions).QueryContext(s.ctx, jsonIDs(ids), regions)
+	rows, err = s.stmt(s.st.regions).QueryContext(s.ctx, jsonIDs(ids), within)
 	if err != nil {
 		return nil, fmt.Errorf("store: search: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var id int64
-		var region string
+		var region regions.Code
 		if err := rows.Scan(&id, &region); err != nil {
 			return nil, fmt.Errorf("store: search: %w", err)
 		}

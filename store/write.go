@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
+
+	"github.com/ytrend/ytrend/regions"
 )
 
 // The statements of a page transaction. Lists of ids travel as one JSON
@@ -226,8 +228,9 @@ func (db *DB) savePage(ctx context.Context, p Page, outer *sql.Tx, learnedOut *[
 	if p.Kind == "" {
 		p.Kind = PageChart
 	}
-	p.Region = normRegion(p.Region)
 	switch {
+	case p.Region != "" && !regions.Valid(p.Region):
+		return res, fmt.Errorf("store: save page: %q is not a region code (parse it with regions.Parse)", p.Region)
 	case p.RunID <= 0:
 		return res, errors.New("store: save page: no run id")
 	case p.Kind != PageChart && p.Kind != PageSearch:
@@ -277,7 +280,7 @@ func (db *DB) savePage(ctx context.Context, p Page, outer *sql.Tx, learnedOut *[
 	ids := make([]int64, len(rows))       // videos.id per row
 	var fresh, changed, newRegion []int64 // to (re)index
 	var tokenDelta int64
-	pageRegion := ""
+	var pageRegion regions.Code // a search page sights no region
 	if p.Kind == PageChart {
 		pageRegion = p.Region
 	}
@@ -420,8 +423,6 @@ func union(a, b []int64) []int64 {
 // transaction after every write and before the commit.
 var testHookInPageTx func()
 
-func normRegion(r string) string { return strings.ToUpper(strings.TrimSpace(r)) }
-
 // writeTx groups the statements of one write transaction.
 type writeTx struct {
 	tx        *sql.Tx
@@ -478,17 +479,17 @@ func (db *DB) pageStatements(ctx context.Context, rows int) (*pageStatements, er
 }
 
 // jsonIDs encodes ids for json_each.
-func jsonIDs[T int64 | string](ids []T) string {
+func jsonIDs[T ~int64 | ~string](ids []T) string {
 	b, _ := json.Marshal(ids)
 	return string(b)
 }
 
-func (w writeTx) existing(rows []videoRow, region string) (map[string]existingVideo, error) {
+func (w writeTx) existing(rows []videoRow, region regions.Code) (map[string]existingVideo, error) {
 	ids := make([]string, len(rows))
 	for i, r := range rows {
 		ids[i] = r.v.ID
 	}
-	rs, err := w.query(w.st.existing, jsonIDs(ids), region)
+	rs, err := w.query(w.st.existing, jsonIDs(ids), string(region))
 	if err != nil {
 		return nil, fmt.Errorf("store: save page: look up videos: %w", err)
 	}
@@ -609,7 +610,7 @@ func (c *channelCache) remember(es []channelEntry) {
 // insertVideos inserts the rows not yet in videos (the others are left
 // alone: the statement covers the whole page so that its text depends only on
 // the page size) and returns the new rows' ids.
-func (w writeTx) insertVideos(rows []videoRow, at int64, channels map[string]int64, region string) (map[string]int64, error) {
+func (w writeTx) insertVideos(rows []videoRow, at int64, channels map[string]int64, region regions.Code) (map[string]int64, error) {
 	regionFacets := ""
 	if region != "" {
 		regionFacets = " " + regionFacet(region)
@@ -683,7 +684,7 @@ func nullable(p *int64) any {
 func (w writeTx) insertSnapshots(p Page, rows []videoRow, ids []int64, at int64) error {
 	args := make([]any, 0, len(rows)*9)
 	for i, r := range rows {
-		args = append(args, p.RunID, p.Region, at, r.rank, ids[i], nullable(r.v.Views), nullable(r.v.Likes),
+		args = append(args, p.RunID, string(p.Region), at, r.rank, ids[i], nullable(r.v.Views), nullable(r.v.Likes),
 			nullable(r.v.Dislikes), nullable(r.v.Comments))
 	}
 	if err := w.exec(w.st.snapshots, args...); err != nil {
@@ -692,10 +693,10 @@ func (w writeTx) insertSnapshots(p Page, rows []videoRow, ids []int64, at int64)
 	return nil
 }
 
-func (w writeTx) upsertRegions(region string, rows []videoRow, ids []int64, at int64) error {
+func (w writeTx) upsertRegions(region regions.Code, rows []videoRow, ids []int64, at int64) error {
 	args := make([]any, 0, len(rows)*6)
 	for i, r := range rows {
-		args = append(args, region, at, at, ids[i], r.rank, r.rank)
+		args = append(args, string(region), at, at, ids[i], r.rank, r.rank)
 	}
 	if err := w.exec(w.st.regions, args...); err != nil {
 		return fmt.Errorf("store: save page: video regions: %w", err)

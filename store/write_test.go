@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ytrend/ytrend/regions"
 	"github.com/ytrend/ytrend/store"
 )
 
@@ -103,7 +104,7 @@ func TestSavePageRoundTrip(t *testing.T) {
 	hidden.Views, hidden.Likes, hidden.Comments = nil, nil, i64(0) // hidden is not zero
 	hidden.Tags = nil
 	odd := store.Video{ID: "odd", Title: "null\x00byte and bad \xff utf8", Tags: []string{" spaced ", "", "multi\nline"}}
-	saveChart(t, db, "us", t0, 5, full, hidden, odd)
+	saveChart(t, db, "US", t0, 5, full, hidden, odd)
 
 	for _, tc := range []struct {
 		id   string
@@ -185,7 +186,7 @@ func TestVideoStatsAcrossRegions(t *testing.T) {
 	if err != nil || len(hits) != 1 {
 		t.Fatal(hits, err)
 	}
-	if h := hits[0]; !reflect.DeepEqual(h.Regions, []string{"DE", "JP", "US"}) || h.BestRank != 1 || !h.LastSeen.Equal(t0.Add(5*time.Hour)) {
+	if h := hits[0]; !reflect.DeepEqual(h.Regions, []regions.Code{"DE", "JP", "US"}) || h.BestRank != 1 || !h.LastSeen.Equal(t0.Add(5*time.Hour)) {
 		t.Errorf("hit %+v", h)
 	}
 }
@@ -274,7 +275,11 @@ func TestRuns(t *testing.T) {
 	db, _ := openDB(t)
 	ctx := context.Background()
 	host, _ := os.Hostname()
-	a, err := db.StartRun(ctx, "us", store.TriggerSchedule, t0)
+	// The store takes parsed codes: "us" was never through regions.Parse.
+	if _, err := db.StartRun(ctx, "us", store.TriggerSchedule, t0); err == nil {
+		t.Fatal(`StartRun("us"): no error; want the unparsed code refused`)
+	}
+	a, err := db.StartRun(ctx, "US", store.TriggerSchedule, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,7 +318,7 @@ func TestRuns(t *testing.T) {
 		f    store.RunFilter
 		want []int64
 	}{
-		{store.RunFilter{Region: "us"}, []int64{c, a}},
+		{store.RunFilter{Region: "US"}, []int64{c, a}},
 		{store.RunFilter{Status: store.StatusOK}, []int64{a}},
 		{store.RunFilter{Region: "US", Status: store.StatusRunning}, []int64{c}},
 		{store.RunFilter{Limit: 1}, []int64{c}},

@@ -83,7 +83,7 @@ chart in flight.`,
 				return err
 			}
 			defer a.close()
-			stop := newStopper(cmd.Context(), c.stderr)
+			stop := newStop(cmd.Context(), tellUser(c.stderr, "finishing the chart in flight"))
 			defer stop.close()
 
 			var reports []importReport
@@ -177,7 +177,7 @@ type skipJSON struct {
 }
 
 // run imports the file chart by chart, until its end, a stop, or an error.
-func (f *importFile) run(stop *stopper, db *store.DB, stderr io.Writer) (rep importReport, err error) {
+func (f *importFile) run(stop *stop, db *store.DB, stderr io.Writer) (rep importReport, err error) {
 	rep = importReport{File: f.path, Format: string(f.r.Format())}
 	start := time.Now()
 	p := newProgress(stderr, f.path+": imported", "rows", 0)
@@ -194,7 +194,7 @@ func (f *importFile) run(stop *stopper, db *store.DB, stderr io.Writer) (rep imp
 	}()
 	for {
 		select {
-		case <-stop.Soft():
+		case <-stop.Soft.Done():
 			rep.Stopped = true
 			return rep, withCode(exitError, fmt.Errorf("stopped: %s imported up to the chart in flight", f.path))
 		default:
@@ -210,7 +210,7 @@ func (f *importFile) run(stop *stopper, db *store.DB, stderr io.Writer) (rep imp
 		if f.r.Format() != dataset.FormatYtrend {
 			rep.Region = string(c.Region)
 		}
-		res, err := db.ImportChart(stop.ctx, c)
+		res, err := db.ImportChart(stop.Hard, c)
 		if err != nil {
 			rep.Error = err.Error()
 			return rep, fmt.Errorf("%s: %w", f.path, err)

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ytrend/ytrend/config"
+	"github.com/ytrend/ytrend/regions"
 	"github.com/ytrend/ytrend/store"
 )
 
@@ -60,7 +61,7 @@ every match.`,
 					return usageError{fmt.Errorf("--region: %w", err)}
 				}
 				for _, code := range codes {
-					q.Regions = append(q.Regions, code.String())
+					q.Regions = append(q.Regions, code)
 				}
 			}
 			if since != "" {
@@ -135,17 +136,17 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 }
 
 type hitJSON struct {
-	VideoID      string   `json:"video_id"`
-	Title        string   `json:"title"`
-	ChannelTitle string   `json:"channel_title"`
-	Regions      []string `json:"regions"`
-	BestRank     int      `json:"best_rank"`
-	LastSeen     string   `json:"last_seen"`
-	Views        *int64   `json:"views"`
-	Snippet      string   `json:"snippet"`
-	PublishedAt  string   `json:"published_at,omitempty"`
-	URL          string   `json:"url"`
-	Score        float64  `json:"score"`
+	VideoID      string         `json:"video_id"`
+	Title        string         `json:"title"`
+	ChannelTitle string         `json:"channel_title"`
+	Regions      []regions.Code `json:"regions"`
+	BestRank     int            `json:"best_rank"`
+	LastSeen     string         `json:"last_seen"`
+	Views        *int64         `json:"views"`
+	Snippet      string         `json:"snippet"`
+	PublishedAt  string         `json:"published_at,omitempty"`
+	URL          string         `json:"url"`
+	Score        float64        `json:"score"`
 }
 
 func hitsJSON(hits []store.Hit) []hitJSON {
@@ -157,7 +158,7 @@ func hitsJSON(hits []store.Hit) []hitJSON {
 			Snippet: h.Snippet, URL: "https://www.youtube.com/watch?v=" + h.VideoID, Score: h.Score,
 		}
 		if j.Regions == nil {
-			j.Regions = []string{}
+			j.Regions = []regions.Code{}
 		}
 		if !h.PublishedAt.IsZero() {
 			j.PublishedAt = h.PublishedAt.UTC().Format(time.RFC3339)
@@ -189,11 +190,18 @@ func printHits(w io.Writer, hits []store.Hit, now time.Time) {
 	}
 }
 
-func regionList(rs []string) string {
+func regionList(rs []regions.Code) string {
 	if len(rs) == 0 {
 		return "no region"
 	}
-	return strings.Join(rs, " ")
+	var b strings.Builder
+	for i, r := range rs {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(r.String())
+	}
+	return b.String()
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
