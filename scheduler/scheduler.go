@@ -145,7 +145,7 @@ func (s *Scheduler) Shutdown(ctx context.Context, grace time.Duration) error {
 		return nil
 	case <-ctx.Done():
 	}
-	s.log.Warn("shutdown deadline passed; cancelling in-flight runs")
+	s.log.Warn("shutdown deadline passed, or a second signal; cancelling in-flight runs")
 	s.cancel()
 	select {
 	case <-waitOnce:

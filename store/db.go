@@ -33,6 +33,7 @@ type DB struct {
 	rmu   sync.Mutex
 	reads map[string]*sql.Stmt // reader statements, prepared once
 
+	self       *instance    // this process as a runs owner
 	ftsWrites  atomic.Int64 // statements that changed the full-text index
 	channels   channelCache // channel row ids this process has committed
 	migrations fs.FS
@@ -84,7 +85,8 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	writer.SetMaxOpenConns(1)
 	writer.SetConnMaxIdleTime(0)
 
-	db := &DB{path: path, writer: writer, stmts: map[string]*sql.Stmt{}, reads: map[string]*sql.Stmt{}, migrations: o.migrations}
+	db := &DB{path: path, writer: writer, stmts: map[string]*sql.Stmt{}, reads: map[string]*sql.Stmt{},
+		migrations: o.migrations, self: newInstance()}
 	if err := db.ensureWAL(ctx); err != nil {
 		writer.Close()
 		return nil, fmt.Errorf("store: enable WAL on %s: %w", path, err)
@@ -257,6 +259,9 @@ func (db *DB) readStmt(ctx context.Context, query string) (*sql.Stmt, error) {
 
 // Close closes both pools.
 func (db *DB) Close() error {
+	if db.writer != nil {
+		db.unregister()
+	}
 	var errs []error
 	db.mu.Lock()
 	for _, st := range db.stmts {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"time"
 
 	"github.com/ytrend/ytrend/regions"
 )
@@ -84,3 +85,7 @@ func TextScores(ctx context.Context, db *DB, text string) (map[string]float64, e
 // RegionFacet is the facet token of a region, for tests that write rows as
 // older binaries did.
 func RegionFacet(region regions.Code) string { return regionFacet(region) }
+
+// SetHeartbeat makes db beat every d instead of HeartbeatInterval; call it
+// before the first StartRun.
+func SetHeartbeat(db *DB, d time.Duration) { db.self.every = d }

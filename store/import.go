@@ -102,7 +102,7 @@ func (db *DB) ImportChart(ctx context.Context, c ImportedChart) (ImportResult, e
 	if err := fillKnown(ctx, tx, pages, ids); err != nil {
 		return res, err
 	}
-	if err := tx.QueryRowContext(ctx, sqlImportRun, string(c.Region), owner, first.UnixMicro()).Scan(&res.RunID); err != nil {
+	if err := tx.QueryRowContext(ctx, sqlImportRun, string(c.Region), db.self.id, first.UnixMicro()).Scan(&res.RunID); err != nil {
 		return res, fmt.Errorf("store: import chart: start run: %w", err)
 	}
 	var learned []channelEntry

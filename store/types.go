@@ -119,7 +119,7 @@ type Run struct {
 	ID         int64        `json:"id"`
 	Region     regions.Code `json:"region"`
 	Trigger    Trigger      `json:"trigger"`
-	Owner      string       `json:"owner"` // host:pid of the process that ran it
+	Owner      string       `json:"owner"` // the instance id (host:pid:random) of the process that ran it
 	StartedAt  time.Time    `json:"started_at"`
 	FinishedAt time.Time    `json:"finished_at"` // zero while running
 	Status     RunStatus    `json:"status"`

@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"sync"
 	"time"
 
@@ -16,6 +14,7 @@ import (
 	"github.com/ytrend/ytrend/leader"
 	"github.com/ytrend/ytrend/metrics"
 	"github.com/ytrend/ytrend/scheduler"
+	"github.com/ytrend/ytrend/store"
 )
 
 // daemon is ytrend's long-running process. It owns the regions' jobs and the
@@ -47,7 +46,8 @@ type daemonOptions struct {
 // (with metrics observing it when there is a listener), the fetcher, the
 // scheduler and the elector. Nothing runs before run.
 func (c *cli) openDaemon(ctx context.Context, a *app, m *metrics.Metrics, opts daemonOptions) (*daemon, error) {
-	d := &daemon{app: a, opts: opts, metrics: m, instance: instanceID()}
+	// One identity for the archive's runs and the leader lease.
+	d := &daemon{app: a, opts: opts, metrics: m, instance: a.db.Instance()}
 	key, err := a.cfg.APIKey(config.Env(c.lookupEnv))
 	if err != nil {
 		return nil, err
@@ -128,10 +128,8 @@ func (d *daemon) observe(rep ingest.Report) {
 // abandoned. With once it returns the exit status of the runs.
 func (d *daemon) run(st *stop) error {
 	a := d.app
-	if n, err := a.db.MarkInterrupted(st.Hard, time.Now()); err != nil {
+	if err := d.markInterrupted(st.Hard); err != nil {
 		return err
-	} else if n > 0 {
-		a.log.Warn("runs left running by a crashed process marked interrupted", "runs", n)
 	}
 
 	// The books and the lease live until run returns, past the stop: the
@@ -147,6 +145,20 @@ func (d *daemon) run(st *stop) error {
 	}
 	if !d.opts.once {
 		background.Go(func() { d.elector.Run(bg) })
+		// A process that dies on another host leaves its runs "running";
+		// this one notices within a minute or two, not only at its start.
+		background.Go(func() {
+			t := time.NewTicker(store.HeartbeatInterval * 4)
+			defer t.Stop()
+			for {
+				select {
+				case <-bg.Done():
+					return
+				case <-t.C:
+					d.markInterrupted(bg)
+				}
+			}
+		})
 	}
 
 	if d.metrics != nil {
@@ -186,6 +198,19 @@ func (d *daemon) run(st *stop) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return exitFor(d.reports)
+}
+
+// markInterrupted ends the runs that crashed processes left running.
+func (d *daemon) markInterrupted(ctx context.Context) error {
+	n, err := d.app.db.MarkInterrupted(ctx, time.Now())
+	if err != nil {
+		d.app.log.Error("could not mark the runs of crashed processes interrupted", "err", err)
+		return err
+	}
+	if n > 0 {
+		d.app.log.Warn("runs left running by a crashed process marked interrupted", "runs", n)
+	}
+	return nil
 }
 
 // shutdown stops firing and lets in-flight pages finish and be stored, up to
@@ -292,16 +317,4 @@ func budgetName(a *app) string {
 		return "redis"
 	}
 	return "embedded ledger"
-}
-
-// instanceID names this process among replicas: host, pid and a random part,
-// so that a restarted process with a reused pid is a new holder.
-func instanceID() string {
-	host, err := os.Hostname()
-	if err != nil || host == "" {
-		host = "host"
-	}
-	var b [4]byte
-	rand.Read(b[:])
-	return fmt.Sprintf("%s:%d:%x", host, os.Getpid(), b)
 }
