@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -100,4 +101,19 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(d)
 	}
 	os.Exit(code)
+}
+
+// startOldRun inserts a running run as binaries before 0005_instances did
+// (owner host:pid, no instance row), for archives at an older schema.
+func startOldRun(tb testing.TB, db *store.DB, region regions.Code, trigger store.Trigger, at time.Time) int64 {
+	tb.Helper()
+	host, _ := os.Hostname()
+	var id int64
+	err := db.Writer().QueryRowContext(context.Background(),
+		`INSERT INTO runs (region, triggered_by, owner, started_at) VALUES (?, ?, ?, ?) RETURNING id`,
+		string(region), string(trigger), host+":"+strconv.Itoa(os.Getpid()), at.UnixMicro()).Scan(&id)
+	if err != nil {
+		tb.Fatalf("start old run %s: %v", region, err)
+	}
+	return id
 }

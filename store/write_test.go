@@ -275,7 +275,6 @@ func TestDeleteVideos(t *testing.T) {
 func TestRuns(t *testing.T) {
 	db, _ := openDB(t)
 	ctx := context.Background()
-	host, _ := os.Hostname()
 	// The store takes parsed codes: "us" was never through regions.Parse.
 	if _, err := db.StartRun(ctx, "us", store.TriggerSchedule, t0); err == nil {
 		t.Fatal(`StartRun("us"): no error; want the unparsed code refused`)
@@ -302,7 +301,7 @@ func TestRuns(t *testing.T) {
 	if got := []int64{all[0].ID, all[1].ID, all[2].ID}; !reflect.DeepEqual(got, []int64{c, b, a}) {
 		t.Fatalf("runs not newest first: %v", got)
 	}
-	wantB := store.Run{ID: b, Region: "JP", Trigger: store.TriggerCLI, Owner: host + ":" + strconv.Itoa(os.Getpid()),
+	wantB := store.Run{ID: b, Region: "JP", Trigger: store.TriggerCLI, Owner: db.Instance(),
 		StartedAt: t0.Add(time.Minute), FinishedAt: t0.Add(90 * time.Second), Status: store.StatusStoppedQuota, Units: 7,
 		RefusedBy: "daily", RetryAt: t0.Add(10 * time.Hour),
 		Error: "GET https://www.googleapis.com/youtube/v3/videos?chart=mostPopular&key=REDACTED&part=id: quota"}
