@@ -8,8 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
+	"github.com/ytrend/ytrend/internal/sqliteerr"
 )
 
 // Ledger keeps the log in the archive's SQLite file: the backend when no
@@ -28,10 +27,12 @@ type LedgerOption func(*Ledger)
 // Retry-After across a DST change without sleeping.
 func WithClock(now func() time.Time) LedgerOption { return func(l *Ledger) { l.clock = now } }
 
-// NewLedger returns a ledger over db, which must hold the tables of
-// migrations/0002_quota.sql and begin transactions IMMEDIATE (store.Open's
-// writer pool, store.DB.Writer(), does both). Keep transactions on that pool
-// short: it has one connection, shared with the archive's page writes.
+// NewLedger returns a ledger over db: the archive's writer pool,
+// store.DB.Writer(). The embedded ledger lives in the archive: its tables are
+// the archive's migrations (0002_quota.sql, 0003_quota_books.sql), and its
+// transactions must begin IMMEDIATE on the archive's one writer connection,
+// shared with page writes, which store.Open's writer pool does. Keep them
+// short.
 func NewLedger(db *sql.DB, opts ...LedgerOption) *Ledger {
 	l := &Ledger{db: db, clock: time.Now}
 	for _, opt := range opts {
@@ -577,13 +578,8 @@ func ledgerError(err error) error {
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, sql.ErrConnDone) {
 		return unavailableError{err}
 	}
-	var se *sqlite.Error
-	if errors.As(err, &se) {
-		switch se.Code() & 0xff {
-		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_INTERRUPT,
-			sqlite3.SQLITE_IOERR, sqlite3.SQLITE_FULL, sqlite3.SQLITE_CANTOPEN:
-			return unavailableError{err}
-		}
+	if sqliteerr.Transient(err) {
+		return unavailableError{err}
 	}
 	return err
 }

@@ -13,9 +13,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"modernc.org/sqlite" // also registers the "sqlite" driver
-	sqlite3 "modernc.org/sqlite/lib"
+	// also registers the "sqlite" driver
 
+	"github.com/ytrend/ytrend/internal/sqliteerr"
 	"github.com/ytrend/ytrend/migrations"
 )
 
@@ -137,7 +137,7 @@ func (db *DB) ensureWAL(ctx context.Context) error {
 					"so give it a file on a local file system (not :memory:)", ErrNoWAL, mode)
 			}
 		}
-		if !isBusy(err) || attempt >= 100 {
+		if !sqliteerr.Busy(err) || attempt >= 100 {
 			return err
 		}
 		// Another process is creating or converting the file right now.
@@ -147,18 +147,6 @@ func (db *DB) ensureWAL(ctx context.Context) error {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-}
-
-// isBusy reports a locked database (SQLITE_BUSY or SQLITE_LOCKED).
-func isBusy(err error) bool {
-	var se *sqlite.Error
-	if errors.As(err, &se) {
-		switch se.Code() & 0xff {
-		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
-			return true
-		}
-	}
-	return false
 }
 
 // dsn builds the modernc connection string. Every _pragma runs on each new
