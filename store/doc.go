@@ -69,7 +69,10 @@
 // holds tokens that begin with the noncharacter U+FDD0, which FTS5 indexes as
 // part of a word and the Go tokenizer (so any typed text) never produces.
 // FTS5 intersects them with the words, skipping what cannot match, so a
-// filter on a small region or channel costs no more than on a big one.
+// filter on a small region or channel costs no more than on a big one. Not
+// for a raw query: its text is FTS5 syntax that parentheses cannot contain
+// ("a) OR (b"), so its filters are SQL conditions only (the region join,
+// the channel list, the since bound), and hold whatever the text says.
 //
 // # Ranking, and the one approximation
 //

@@ -190,15 +190,23 @@ func (s searcher) run() ([]Hit, error) {
 	// Filters become facet terms of the MATCH (FTS5 intersects them with
 	// the words, skipping what cannot match), and for regions a join that
 	// yields the per-region rank and sighting.
+	//
+	// Never with raw text: it is the user's FTS5 syntax, and parentheses
+	// around it do not contain it ("a) OR (b" would turn the filter into
+	// one side of an OR). A raw query's filters are SQL conditions only:
+	// the region join, the channel list and the since bound hold whatever
+	// the text says.
 	var f candidateFilter
 	f.expr = s.pq.expr
 	if len(s.q.Regions) > 0 {
 		f.regions = jsonIDs(s.q.Regions)
-		facets := make([]string, len(s.q.Regions))
-		for i, r := range s.q.Regions {
-			facets[i] = regionFacet(r)
+		if !s.pq.raw {
+			facets := make([]string, len(s.q.Regions))
+			for i, r := range s.q.Regions {
+				facets[i] = regionFacet(r)
+			}
+			f.expr = "(" + f.expr + ") AND " + facetFilter(facets)
 		}
-		f.expr = "(" + f.expr + ") AND " + facetFilter(facets)
 	}
 	if s.q.Channel != "" {
 		ids, err := s.channelIDs()
@@ -208,7 +216,7 @@ func (s searcher) run() ([]Hit, error) {
 		if len(ids) == 0 {
 			return []Hit{}, nil
 		}
-		if len(ids) <= maxChannelFacets {
+		if len(ids) <= maxChannelFacets && !s.pq.raw {
 			facets := make([]string, len(ids))
 			for i, id := range ids {
 				facets[i] = channelFacet(id)
