@@ -8,10 +8,14 @@
 -- lives; runs.owner holds that id. A run whose owner's heartbeat is stale, or
 -- whose owner left no row, was abandoned: the next process to start on any
 -- host sharing the archive marks it interrupted. A clean exit deletes its row.
+-- On the owner's own host and pid namespace, a pid that no longer exists is
+-- proof of death at once (two containers on one host name can share
+-- neither).
 CREATE TABLE instances (
     id           TEXT    PRIMARY KEY,   -- host:pid:random
     host         TEXT    NOT NULL,
     pid          INTEGER NOT NULL,
+    pidns        TEXT    NOT NULL DEFAULT '', -- its pid namespace (Linux), '' if unknown
     started_at   INTEGER NOT NULL,      -- unix µs, the owner's clock
     heartbeat_at INTEGER NOT NULL       -- unix µs, the owner's clock
 ) STRICT, WITHOUT ROWID;

@@ -26,12 +26,14 @@ type instance struct {
 	id    string
 	host  string
 	pid   int
+	pidns string // the pid namespace, e.g. "pid:[4026531836]"; "" if unknown
 	every time.Duration // heartbeat interval; HeartbeatInterval but in tests
 
-	once    sync.Once
-	err     error
-	stop    chan struct{}
-	stopped chan struct{}
+	mu         sync.Mutex
+	registered bool // its row exists and beat runs
+	closed     bool
+	stop       chan struct{}
+	stopped    chan struct{} // closed when beat returns
 }
 
 func newInstance() *instance {
@@ -42,8 +44,9 @@ func newInstance() *instance {
 	var b [6]byte
 	rand.Read(b[:])
 	pid := os.Getpid()
+	pidns, _ := os.Readlink("/proc/self/ns/pid")
 	return &instance{
-		id: host + ":" + strconv.Itoa(pid) + ":" + hex.EncodeToString(b[:]), host: host, pid: pid, every: HeartbeatInterval,
+		id: host + ":" + strconv.Itoa(pid) + ":" + hex.EncodeToString(b[:]), host: host, pid: pid, pidns: pidns, every: HeartbeatInterval,
 		stop: make(chan struct{}), stopped: make(chan struct{}),
 	}
 }
@@ -51,24 +54,29 @@ func newInstance() *instance {
 // Instance is this process's owner id in runs.owner: host:pid:random.
 func (db *DB) Instance() string { return db.self.id }
 
-// register records this process in instances (once) and keeps its heartbeat
-// until Close. A process only registers when it starts a run: a search or a
-// read-only command leaves no trace.
+// register records this process in instances and keeps its heartbeat until
+// Close. A process only registers when it starts a run: a search or a
+// read-only command leaves no trace. A failed registration (the archive
+// locked past the busy timeout) is tried again at the next run.
 func (db *DB) register(ctx context.Context) error {
 	in := db.self
-	in.once.Do(func() {
-		now := time.Now().UnixMicro()
-		_, in.err = db.writer.ExecContext(ctx, `INSERT INTO instances (id, host, pid, started_at, heartbeat_at)
-			VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at`,
-			in.id, in.host, in.pid, now, now)
-		if in.err != nil {
-			in.err = fmt.Errorf("store: register this process: %w", in.err)
-			close(in.stopped)
-			return
-		}
-		go db.beat()
-	})
-	return in.err
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	switch {
+	case in.closed:
+		return errClosed
+	case in.registered:
+		return nil
+	}
+	now := time.Now().UnixMicro()
+	if _, err := db.writer.ExecContext(ctx, `INSERT INTO instances (id, host, pid, pidns, started_at, heartbeat_at)
+		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at`,
+		in.id, in.host, in.pid, in.pidns, now, now); err != nil {
+		return fmt.Errorf("store: register this process: %w", err)
+	}
+	in.registered = true
+	go db.beat()
+	return nil
 }
 
 // beat refreshes the heartbeat until Close. A failed beat (the archive
@@ -96,28 +104,31 @@ func (db *DB) beat() {
 // abandoned.
 func (db *DB) unregister() {
 	in := db.self
-	in.once.Do(func() { // never registered: nothing to stop or delete
-		in.err = errClosed
-		close(in.stopped)
-	})
-	select {
-	case <-in.stop:
-		return // closed twice
-	default:
-		close(in.stop)
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.closed {
+		return
 	}
-	<-in.stopped
-	if in.err == nil {
+	in.closed = true
+	close(in.stop)
+	if in.registered {
+		<-in.stopped
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		db.writer.ExecContext(ctx, `DELETE FROM instances WHERE id = ?`, in.id)
 	}
 }
 
+// ownerRow is what instances says of a run's owner.
+type ownerRow struct {
+	heartbeat int64 // unix µs, the owner's clock
+	pidns     string
+}
+
 // abandoned decides whether a run still marked running, owned by own and
 // started at started (unix µs), was abandoned by a process that died, and
-// says why; beats maps an owner id to its last heartbeat (unix µs).
-func (db *DB) abandoned(own string, started int64, beats map[string]int64, now time.Time) (string, bool) {
+// says why; beats maps an owner id to its row in instances.
+func (db *DB) abandoned(own string, started int64, beats map[string]ownerRow, now time.Time) (string, bool) {
 	if own == db.self.id {
 		return "", false // this process: alive by definition
 	}
@@ -129,12 +140,15 @@ func (db *DB) abandoned(own string, started int64, beats map[string]int64, now t
 			pidGone = true // a dead pid is proof of death; a live one proves nothing
 		}
 	}
-	if hb, ok := beats[own]; ok {
-		switch {
-		case pidGone:
+	if row, ok := beats[own]; ok {
+		// A pid is only asked about in its own namespace: two processes
+		// with one hostname in separate pid namespaces (a container on the
+		// host's network) cannot see each other's pids.
+		if pidGone && row.pidns != "" && row.pidns == db.self.pidns {
 			return "interrupted: process " + own + " is gone", true
-		case now.Sub(micros(hb)) > staleHeartbeat:
-			return fmt.Sprintf("interrupted: process %s stopped its heartbeat at %s", own, micros(hb).Format(time.RFC3339)), true
+		}
+		if now.Sub(micros(row.heartbeat)) > staleHeartbeat {
+			return fmt.Sprintf("interrupted: process %s stopped its heartbeat at %s", own, micros(row.heartbeat).Format(time.RFC3339)), true
 		}
 		return "", false
 	}

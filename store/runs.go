@@ -78,6 +78,9 @@ func (db *DB) Runs(ctx context.Context, f RunFilter) ([]Run, error) {
 	q := `SELECT id, region, triggered_by, owner, started_at, finished_at, status, pages, videos, new_videos,
 		updated_videos, units, refused_by, retry_at, error FROM runs WHERE 1`
 	var args []any
+	if f.Region != "" && !regions.Valid(f.Region) {
+		return nil, fmt.Errorf("store: runs: %q is not a region code (parse it with regions.Parse)", f.Region)
+	}
 	if f.Region != "" {
 		q += ` AND region = ?`
 		args = append(args, string(f.Region))
@@ -135,25 +138,33 @@ const staleRunAge = 24 * time.Hour
 // Heartbeats are written with each owner's clock and compared with now:
 // hosts sharing an archive must agree on the time to well within a minute.
 func (db *DB) MarkInterrupted(ctx context.Context, now time.Time) (int, error) {
-	beats := map[string]int64{}
-	brows, err := db.writer.QueryContext(ctx, `SELECT id, heartbeat_at FROM instances`)
+	// One write transaction: a process that registers and starts a run
+	// between reading the heartbeats and reading the runs would otherwise
+	// look like an owner without a heartbeat.
+	tx, err := db.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, fmt.Errorf("store: mark interrupted: %w", err)
+	}
+	defer tx.Rollback()
+	beats := map[string]ownerRow{}
+	brows, err := tx.QueryContext(ctx, `SELECT id, heartbeat_at, pidns FROM instances`)
 	if err != nil {
 		return 0, fmt.Errorf("store: mark interrupted: %w", err)
 	}
 	for brows.Next() {
 		var id string
-		var hb int64
-		if err := brows.Scan(&id, &hb); err != nil {
+		var row ownerRow
+		if err := brows.Scan(&id, &row.heartbeat, &row.pidns); err != nil {
 			brows.Close()
 			return 0, fmt.Errorf("store: mark interrupted: %w", err)
 		}
-		beats[id] = hb
+		beats[id] = row
 	}
 	brows.Close()
 	if err := brows.Err(); err != nil {
 		return 0, fmt.Errorf("store: mark interrupted: %w", err)
 	}
-	rows, err := db.writer.QueryContext(ctx, `SELECT id, owner, started_at FROM runs WHERE status = 'running'`)
+	rows, err := tx.QueryContext(ctx, `SELECT id, owner, started_at FROM runs WHERE status = 'running'`)
 	if err != nil {
 		return 0, fmt.Errorf("store: mark interrupted: %w", err)
 	}
@@ -177,17 +188,21 @@ func (db *DB) MarkInterrupted(ctx context.Context, now time.Time) (int, error) {
 	if err := rows.Err(); err != nil {
 		return 0, fmt.Errorf("store: mark interrupted: %w", err)
 	}
-	n := 0
 	for _, m := range marks {
-		// status = 'running' again: the owner may have finished it meanwhile.
-		res, err := db.writer.ExecContext(ctx, `UPDATE runs SET status = 'interrupted', finished_at = ?, error = ?
-			WHERE id = ? AND status = 'running'`, now.UnixMicro(), m.why, m.id)
-		if err != nil {
-			return n, fmt.Errorf("store: mark interrupted: %w", err)
-		}
-		if k, _ := res.RowsAffected(); k > 0 {
-			n++
+		if _, err := tx.ExecContext(ctx, `UPDATE runs SET status = 'interrupted', finished_at = ?, error = ?
+			WHERE id = ?`, now.UnixMicro(), m.why, m.id); err != nil {
+			return 0, fmt.Errorf("store: mark interrupted: %w", err)
 		}
 	}
-	return n, nil
+	// Heartbeats of processes that stopped beating and own no running run
+	// are history: without this the table would keep every crash.
+	if _, err := tx.ExecContext(ctx, `DELETE FROM instances WHERE heartbeat_at < ? AND id != ?
+		AND NOT EXISTS (SELECT 1 FROM runs WHERE status = 'running' AND owner = instances.id)`,
+		now.Add(-staleHeartbeat).UnixMicro(), db.self.id); err != nil {
+		return 0, fmt.Errorf("store: mark interrupted: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("store: mark interrupted: %w", err)
+	}
+	return len(marks), nil
 }

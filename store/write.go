@@ -54,7 +54,7 @@ func (db *DB) savePage(ctx context.Context, p Page, outer *sql.Tx, learnedOut *[
 		defer tx.Rollback()
 	}
 	var learned []channelEntry
-	w := writeTx{tx: tx, ctx: ctx, st: st, ftsWrites: &db.ftsWrites, chans: &db.channels, learned: &learned}
+	w := writeTx{tx: tx, ctx: ctx, st: st, ftsWrites: &db.ftsWrites, chans: &db.channels, learned: &learned, owner: db.self.id}
 
 	plan, err := w.classify(p, rows)
 	if err != nil {
@@ -286,6 +286,7 @@ type writeTx struct {
 	ftsWrites *atomic.Int64
 	chans     *channelCache
 	learned   *[]channelEntry // channel ids to cache once the transaction commits
+	owner     string          // this process's instance id, for runProgress
 }
 
 func (w writeTx) exec(st *sql.Stmt, args ...any) error {

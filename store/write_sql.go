@@ -36,11 +36,16 @@ const (
 	// Progress only for a run still running: a finished (or interrupted) run
 	// takes no more pages. min_video is a lower bound of the page's video ids:
 	// its smallest stored id, or, for new videos, the next id to be assigned.
+	//
+	// A run another process took for abandoned (MarkInterrupted: "interrupted:
+	// ..."), whose owner (?8) turns out alive (it was paused, or its clock
+	// is off), is running again: its page is kept, not refused.
 	sqlRunProgress = `UPDATE runs SET pages = pages + 1, videos = videos + ?1, new_videos = new_videos + ?2,
 		updated_videos = updated_videos + ?3, units = max(units, ?4),
 		last_page_at = max(coalesce(last_page_at, ?6), ?6),
-		min_video = min(coalesce(min_video, ?7), ?7, (SELECT coalesce(max(id), 0) + 1 FROM videos))
-		WHERE id = ?5 AND status = 'running'`
+		min_video = min(coalesce(min_video, ?7), ?7, (SELECT coalesce(max(id), 0) + 1 FROM videos)),
+		status = 'running', finished_at = NULL, error = iif(status = 'running', error, '')
+		WHERE id = ?5 AND (status = 'running' OR status = 'interrupted' AND owner = ?8 AND error LIKE 'interrupted:%')`
 
 	insertVideoCols = 14
 	statsCols       = 11

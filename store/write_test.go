@@ -373,12 +373,14 @@ func TestMarkInterrupted(t *testing.T) {
 		}
 		return id
 	}
-	beat := func(owner string, at time.Time) {
-		if _, err := db.Writer().ExecContext(ctx, `INSERT INTO instances (id, host, pid, started_at, heartbeat_at) VALUES (?, 'h', 1, 0, ?)`,
-			owner, at.UnixMicro()); err != nil {
+	pidns, _ := os.Readlink("/proc/self/ns/pid")
+	beatIn := func(owner, ns string, at time.Time) {
+		if _, err := db.Writer().ExecContext(ctx, `INSERT INTO instances (id, host, pid, pidns, started_at, heartbeat_at) VALUES (?, 'h', 1, ?, 0, ?)`,
+			owner, ns, at.UnixMicro()); err != nil {
 			t.Fatal(err)
 		}
 	}
+	beat := func(owner string, at time.Time) { beatIn(owner, pidns, at) }
 	// This process's own run: it registers at its first StartRun.
 	mine, err := db.StartRun(ctx, "US", store.TriggerCLI, now.Add(-72*time.Hour))
 	if err != nil {
@@ -390,6 +392,7 @@ func TestMarkInterrupted(t *testing.T) {
 	beat(pid1Here+"-stale", now.Add(-61*time.Second))
 	beat(pid1Here+"-fresh", now.Add(-59*time.Second))
 	beat(deadHere, now.Add(-time.Second))
+	beatIn(deadHere+"-ns", "pid:[1]", now.Add(-time.Second))
 	beat("elsewhere:7:1f", now.Add(-10*time.Second))
 	beat("elsewhere:8:2f", now.Add(-10*time.Minute))
 	// Owners from binaries older than the heartbeat (host:pid).
@@ -399,6 +402,7 @@ func TestMarkInterrupted(t *testing.T) {
 		"heartbeat stale, pid 1 alive here": insert(pid1Here+"-stale", now.Add(-time.Hour)),
 		"heartbeat fresh, pid 1 alive here": insert(pid1Here+"-fresh", now.Add(-72*time.Hour)),
 		"heartbeat fresh, pid gone here":    insert(deadHere, now.Add(-time.Minute)),
+		"fresh, pid gone, other namespace":  insert(deadHere+"-ns", now.Add(-time.Minute)),
 		"heartbeat fresh, other host":       insert("elsewhere:7:1f", now.Add(-72*time.Hour)),
 		"heartbeat stale, other host":       insert("elsewhere:8:2f", now.Add(-time.Minute)),
 		"instance without a row":            insert(host+":"+strconv.Itoa(os.Getppid())+":3f", now.Add(-time.Minute)),
@@ -424,6 +428,7 @@ func TestMarkInterrupted(t *testing.T) {
 		"heartbeat stale, pid 1 alive here": store.StatusInterrupted,
 		"heartbeat fresh, pid 1 alive here": store.StatusRunning,
 		"heartbeat fresh, pid gone here":    store.StatusInterrupted,
+		"fresh, pid gone, other namespace":  store.StatusRunning, // a container on the host's name
 		"heartbeat fresh, other host":       store.StatusRunning,
 		"heartbeat stale, other host":       store.StatusInterrupted,
 		"instance without a row":            store.StatusInterrupted,

@@ -135,7 +135,7 @@ func (w writeTx) upsertRegions(region regions.Code, rows []videoRow, ids []int64
 // is the smallest id among the page's stored videos (MaxInt64 if none).
 func (w writeTx) runProgress(p Page, videos int, res PageResult, minID int64) error {
 	r, err := w.tx.StmtContext(w.ctx, w.st.runProgress).ExecContext(w.ctx, videos, res.New, res.Updated, p.Units, p.RunID,
-		p.FetchedAt.UnixMicro(), minID)
+		p.FetchedAt.UnixMicro(), minID, w.owner)
 	if err != nil {
 		return fmt.Errorf("store: save page: run progress: %w", err)
 	}

@@ -27,8 +27,11 @@ func (c *cli) runsCmd() *cobra.Command {
 			f := store.RunFilter{Limit: limit}
 			if region != "" {
 				codes, err := parseRegions([]string{region})
-				if err != nil || len(codes) != 1 {
-					return usageError{fmt.Errorf("--region: %v", err)}
+				if err != nil {
+					return usageError{fmt.Errorf("--region: %w", err)}
+				}
+				if len(codes) != 1 {
+					return usageError{fmt.Errorf("--region %s: give one region", region)}
 				}
 				f.Region = codes[0]
 			}

@@ -46,14 +46,16 @@ func newStop(parent context.Context, say func(sig string, hard bool)) *stop {
 		if parent.Err() != nil {
 			return // not a signal: Hard has ended with the parent
 		}
-		if say != nil {
-			say(signalName(soft), false)
-		}
-		// Register the second stage before releasing the first, so that no
-		// signal in between falls through to the default action (exit).
+		// Register the second stage before anything else, and before
+		// releasing the first: a signal in between would otherwise fall
+		// through to the default action (exit), or sit in the first stage's
+		// channel and be dropped with it.
 		second, stopSecond := signal.NotifyContext(hard, shutdownSignals...)
 		defer stopSecond()
 		stopSoft()
+		if say != nil {
+			say(signalName(soft), false)
+		}
 		select {
 		case <-second.Done():
 			if hard.Err() == nil && say != nil {
