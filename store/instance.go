@@ -26,7 +26,7 @@ type instance struct {
 	id    string
 	host  string
 	pid   int
-	pidns string // the pid namespace, e.g. "pid:[4026531836]"; "" if unknown
+	pidns string        // the pid namespace, e.g. "pid:[4026531836]"; "" if unknown
 	every time.Duration // heartbeat interval; HeartbeatInterval but in tests
 
 	mu         sync.Mutex
