@@ -21,6 +21,10 @@ type ImportedChart struct {
 	// dataset's day is one page fetched at its trending_date; a ytrend
 	// export's run has one page per fetch time it recorded.
 	Pages []Page
+	// Categories are names for category ids the file carries (ytrend's
+	// export does, in its category column): id -> name in Region. They fill
+	// the archive's cached names where the API gave none (see Category).
+	Categories map[string]string
 }
 
 // ImportResult says what ImportChart did.
@@ -121,6 +125,15 @@ func (db *DB) ImportChart(ctx context.Context, c ImportedChart) (ImportResult, e
 		}
 		if _, err := tx.ExecContext(ctx, sqlImportFirstSeen, p.FetchedAt.UnixMicro(), jsonIDs(pageIDs)); err != nil {
 			return ImportResult{}, fmt.Errorf("store: import chart: first seen: %w", err)
+		}
+	}
+	if len(c.Categories) > 0 {
+		cats := make([]Category, 0, len(c.Categories))
+		for id, title := range c.Categories {
+			cats = append(cats, Category{Region: c.Region, ID: id, Title: title, FetchedAt: last})
+		}
+		if err := upsertCategories(ctx, tx, cats); err != nil {
+			return ImportResult{}, fmt.Errorf("store: import chart: category names: %w", err)
 		}
 	}
 	if _, err := tx.ExecContext(ctx, sqlImportFinish, res.RunID); err != nil {

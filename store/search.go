@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"modernc.org/sqlite"
+
+	"github.com/ytrend/ytrend/regions"
 )
 
 // SortOrder orders search results.
@@ -45,8 +47,11 @@ type Query struct {
 	// Channel keeps videos whose channel title contains it (ignoring case
 	// and accents) or whose channel id is exactly it.
 	Channel string
-	Sort    SortOrder // default SortRelevance
-	Limit   int       // default DefaultLimit, at most MaxLimit
+	// Categories keeps videos whose category id is one of these (see
+	// CategoryIDs to read a name).
+	Categories []string
+	Sort       SortOrder // default SortRelevance
+	Limit      int       // default DefaultLimit, at most MaxLimit
 
 	// Raw passes Text to FTS5 MATCH as query syntax (AND, OR, NOT, NEAR,
 	// column filters, prefix*). Syntax errors come back as ErrBadQuery.
@@ -72,9 +77,13 @@ type Hit struct {
 	BestRank     int       `json:"best_rank"` // best chart rank there; 0 if never on a chart
 	LastSeen     time.Time `json:"last_seen"` // last sighting there
 	Views        *int64    `json:"views"`     // nil: hidden by the owner
-	Snippet      string    `json:"snippet"`
-	PublishedAt  time.Time `json:"published_at"`
-	Score        float64   `json:"score"` // relevance blended with trend; comparable within one search only
+	CategoryID   string    `json:"category_id"`
+	// Category names CategoryID as the first of Regions with a cached name
+	// does (any region's if none has one); "" if not cached.
+	Category    string    `json:"category"`
+	Snippet     string    `json:"snippet"`
+	PublishedAt time.Time `json:"published_at"`
+	Score       float64   `json:"score"` // relevance blended with trend; comparable within one search only
 }
 
 type candidate struct {
@@ -123,7 +132,7 @@ const (
 	// A bounded scan: see sinceLowerBound.
 	sqlSinceBound = `SELECT min(min_video), count(*) FROM (SELECT min_video FROM runs WHERE last_page_at >= ? LIMIT ?)`
 	sqlDocFreq    = `SELECT -rowid FROM video_fts WHERE video_fts MATCH ? ORDER BY rowid LIMIT ?`
-	sqlHitVideos  = `SELECT id, video_id, title, tags, channel_title, description, published_at_s FROM videos
+	sqlHitVideos  = `SELECT id, video_id, title, tags, channel_title, description, published_at_s, category_id FROM videos
 		WHERE id IN (SELECT value FROM json_each(?))`
 	sqlHitRegions = `SELECT video, region FROM video_regions WHERE video IN (SELECT value FROM json_each(?1))
 		AND (?2 IS NULL OR region IN (SELECT value FROM json_each(?2))) ORDER BY video, region`
@@ -141,8 +150,10 @@ const (
 //
 // Parameters: ?1 regions (JSON), ?2 since (µs, 0 if none), ?3 the MATCH
 // expression, ?4 the highest rowid worth reading, ?5 channel row ids (JSON),
-// ?6 the cap (-1: none), ?7 the ranking state's id, ?8 the page size.
-func sqlCandidates(raw, regions, channels bool, order SortOrder) string {
+// ?6 the cap (-1: none), ?7 the ranking state's id, ?8 the page size, and
+// with categories ?9 their ids (JSON): a category is no facet of the index,
+// so the scan reads each match's category from its videos row.
+func sqlCandidates(raw, regions, channels, categories bool, order SortOrder) string {
 	var b strings.Builder
 	if regions {
 		// One row per matching region: a video's best rank and last
@@ -170,6 +181,9 @@ func sqlCandidates(raw, regions, channels bool, order SortOrder) string {
 	}
 	if channels {
 		b.WriteString(` AND s.channel IN (SELECT value FROM json_each(?5))`)
+	}
+	if categories {
+		b.WriteString(` AND (SELECT v.category_id FROM videos v WHERE v.id = -f.rowid) IN (SELECT value FROM json_each(?9))`)
 	}
 	b.WriteString(` ORDER BY f.rowid LIMIT ?6)`)
 	if regions {
@@ -204,9 +218,10 @@ func (db *DB) searchStatements(ctx context.Context, q Query, pq parsedQuery) (*s
 	st.docFreq = get(sqlDocFreq)
 	// The channel variant is needed only for broad channel filters; prepare
 	// both, the lookup is cheap.
-	st.candidates = get(sqlCandidates(pq.raw, len(q.Regions) > 0, false, q.Sort))
+	cats := len(q.Categories) > 0
+	st.candidates = get(sqlCandidates(pq.raw, len(q.Regions) > 0, false, cats, q.Sort))
 	if q.Channel != "" {
-		st.candidatesByChannel = get(sqlCandidates(pq.raw, len(q.Regions) > 0, true, q.Sort))
+		st.candidatesByChannel = get(sqlCandidates(pq.raw, len(q.Regions) > 0, true, cats, q.Sort))
 	}
 	st.videos = get(sqlHitVideos)
 	st.regions = get(sqlHitRegions)
@@ -270,6 +285,7 @@ type candidateFilter struct {
 	channels string // JSON array of channel row ids; "" = none
 	since    int64  // unix µs; 0 = none
 	minID    int64  // no video below this id can pass since
+	cats     string // JSON array of category ids; "" = none
 }
 
 func (s searcher) run() ([]Hit, error) {
@@ -315,6 +331,9 @@ func (s searcher) run() ([]Hit, error) {
 			// each candidate's channel instead.
 			f.channels = jsonIDs(ids)
 		}
+	}
+	if len(s.q.Categories) > 0 {
+		f.cats = jsonIDs(s.q.Categories)
 	}
 	if !s.q.Since.IsZero() {
 		f.since = s.q.Since.UnixMicro()
@@ -389,7 +408,11 @@ func (s searcher) candidates(f candidateFilter, limit int, rs *rankState) ([]can
 	if f.minID > 0 {
 		maxKey = -f.minID
 	}
-	rows, err := s.stmt(st).QueryContext(s.ctx, regions, f.since, f.expr, maxKey, channels, sqlLimit, id, s.q.Limit)
+	args := []any{regions, f.since, f.expr, maxKey, channels, sqlLimit, id, s.q.Limit}
+	if f.cats != "" {
+		args = append(args, f.cats)
+	}
+	rows, err := s.stmt(st).QueryContext(s.ctx, args...)
 	if err != nil {
 		return nil, queryError(s.pq, err)
 	}
@@ -524,13 +547,13 @@ func (s searcher) materialize(cands []candidate) ([]Hit, error) {
 	found := 0
 	for rows.Next() {
 		var id, published int64
-		var videoID, title, tags, channel, desc string
-		if err := rows.Scan(&id, &videoID, &title, &tags, &channel, &desc, &published); err != nil {
+		var videoID, title, tags, channel, desc, category string
+		if err := rows.Scan(&id, &videoID, &title, &tags, &channel, &desc, &published, &category); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("store: search: %w", err)
 		}
 		h := &hits[idx[id]]
-		h.VideoID, h.Title, h.ChannelTitle = videoID, title, channel
+		h.VideoID, h.Title, h.ChannelTitle, h.CategoryID = videoID, title, channel, category
 		h.PublishedAt = time.Unix(published, 0).UTC()
 		h.Snippet = snippet(s.pq, [...]string{desc, title, strings.ReplaceAll(tags, "\n", ", "), channel}, s.q.MarkOpen, s.q.MarkClose)
 		found++
@@ -543,11 +566,11 @@ func (s searcher) materialize(cands []candidate) ([]Hit, error) {
 		return nil, fmt.Errorf("store: search: %d of %d matched videos vanished", len(cands)-found, len(cands))
 	}
 
-	var regions any
+	var inRegions any
 	if len(s.q.Regions) > 0 {
-		regions = jsonIDs(s.q.Regions)
+		inRegions = jsonIDs(s.q.Regions)
 	}
-	rows, err = s.stmt(s.st.regions).QueryContext(s.ctx, jsonIDs(ids), regions)
+	rows, err = s.stmt(s.st.regions).QueryContext(s.ctx, jsonIDs(ids), inRegions)
 	if err != nil {
 		return nil, fmt.Errorf("store: search: %w", err)
 	}
@@ -563,6 +586,19 @@ func (s searcher) materialize(cands []candidate) ([]Hit, error) {
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("store: search: %w", err)
+	}
+	rows.Close()
+	names, err := loadCategoryNames(s.ctx, s.tx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("store: search: %w", err)
+	}
+	for i := range hits {
+		h := &hits[i]
+		rs := make([]regions.Code, len(h.Regions))
+		for j, r := range h.Regions {
+			rs[j] = regions.Code(r)
+		}
+		h.Category = names.name(h.CategoryID, rs...)
 	}
 	return hits, nil
 }
