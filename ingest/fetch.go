@@ -142,6 +142,11 @@ type Report struct {
 	Err       error     // why the run failed or stopped; redacted
 	Started   time.Time
 	Finished  time.Time
+	// Categories is how many category names the run stored: 0 when the
+	// archive had the region's names from the current quota day, or when
+	// asking failed (CategoriesErr says why; the chart is fetched anyway).
+	Categories    int
+	CategoriesErr error
 }
 
 // Duration is how long the run took.
@@ -179,7 +184,10 @@ func (f *Fetcher) Fetch(ctx context.Context, job Job) Report {
 	r.rep.RunID = id
 	r.log = f.log.With("region", string(job.Region), "run", id)
 
-	err = r.chart(ctx)
+	err = r.categories(ctx)
+	if err == nil {
+		err = r.chart(ctx)
+	}
 	if err == nil {
 		err = r.searches(ctx)
 	}
