@@ -214,14 +214,20 @@ type existingVideo struct {
 // text is unchanged is not re-indexed (nor re-tokenized). A video listed
 // twice in the page is stored once, at its first (best) position.
 func (db *DB) SavePage(ctx context.Context, p Page) (PageResult, error) {
-	return db.savePage(ctx, p, nil, nil)
+	return db.savePage(ctx, p, nil, nil, nil)
 }
 
 // savePage is SavePage, inside the caller's transaction when outer is not
 // nil: the caller then commits, and adds learned to the channel cache after
 // its commit. The page's statements must have been prepared (pageStatements)
 // before outer began: it holds the only writer connection.
-func (db *DB) savePage(ctx context.Context, p Page, outer *sql.Tx, learnedOut *[]channelEntry) (PageResult, error) {
+//
+// pending, when not nil, defers the full-text index's inserts to the caller,
+// who indexes *pending once at the end of its transaction (ImportCharts): a
+// video is then indexed once per batch however often it changed in it, and
+// FTS5 writes one segment per batch instead of one per page. Videos already
+// pending are not removed from the index again (they are not in it).
+func (db *DB) savePage(ctx context.Context, p Page, outer *sql.Tx, learnedOut *[]channelEntry, pending *ftsPending) (PageResult, error) {
 	var res PageResult
 	if p.Kind == "" {
 		p.Kind = PageChart
@@ -334,7 +340,7 @@ func (db *DB) savePage(ctx context.Context, p Page, outer *sql.Tx, learnedOut *[
 		// The index must forget the old text and facets before the row
 		// changes: the 'delete' command needs the values that were indexed.
 		reindex := union(changed, newRegion)
-		if err := w.ftsDelete(reindex); err != nil {
+		if err := w.ftsDelete(pending.notIn(reindex)); err != nil {
 			return res, err
 		}
 		for _, i := range metaOnly {
@@ -387,8 +393,12 @@ func (db *DB) savePage(ctx context.Context, p Page, outer *sql.Tx, learnedOut *[
 		}
 	}
 	// Last: index new and changed rows in one statement, so FTS5 writes one
-	// segment for the page instead of one per row.
-	if err := w.ftsInsert(append(fresh, changed...)); err != nil {
+	// segment for the page instead of one per row (or for the whole batch,
+	// when the caller defers it).
+	if pending != nil {
+		pending.add(fresh)
+		pending.add(changed)
+	} else if err := w.ftsInsert(append(fresh, changed...)); err != nil {
 		return res, err
 	}
 	if hook := testHookInPageTx; hook != nil {
@@ -403,6 +413,39 @@ func (db *DB) savePage(ctx context.Context, p Page, outer *sql.Tx, learnedOut *[
 	}
 	db.channels.remember(learned)
 	return res, nil
+}
+
+// ftsPending are videos written in a transaction and not yet indexed.
+type ftsPending struct {
+	ids  []int64
+	seen map[int64]bool
+}
+
+func (f *ftsPending) add(ids []int64) {
+	if f.seen == nil {
+		f.seen = map[int64]bool{}
+	}
+	for _, id := range ids {
+		if !f.seen[id] {
+			f.seen[id] = true
+			f.ids = append(f.ids, id)
+		}
+	}
+}
+
+// notIn returns the ids of ids that are not pending (all of them when f is
+// nil).
+func (f *ftsPending) notIn(ids []int64) []int64 {
+	if f == nil || len(f.seen) == 0 {
+		return ids
+	}
+	var out []int64
+	for _, id := range ids {
+		if !f.seen[id] {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // union returns the ids of a and b, each once.
