@@ -22,22 +22,21 @@ type categoryArchive interface {
 	SaveCategories(ctx context.Context, region regions.Code, at time.Time, cats []store.Category) error
 }
 
-// categoryLocks serialises the category step per region within a process,
-// so that two fetches of one region started together ask once.
-var categoryLocks sync.Map // regions.Code -> *sync.Mutex
-
 // categories refreshes the region's category names from videoCategories.list
 // when the archive has none from the current quota day (Pacific: the day
 // Google's quota resets at, per Options.NextReset). It reserves its unit
-// through the budget like every call. Failing to get the names never stops
-// the chart: the names are then missing or a day old, and the run goes on;
-// only a fence, a stop or a cancelled context end it here.
+// through the budget like every call; a budget whose cost table does not
+// price videoCategories.list is the operator's choice to spend nothing on
+// names, and is logged at debug level only. Failing to get the names never
+// stops the chart: the names are then missing or a day old, and the run goes
+// on; only a fence, a stop or a cancelled context end it here.
 func (r *run) categories(ctx context.Context) error {
 	ca, ok := r.f.archive.(categoryArchive)
 	if !ok {
 		return nil
 	}
-	mu, _ := categoryLocks.LoadOrStore(r.job.Region, &sync.Mutex{})
+	// Two fetches of one region started together ask once.
+	mu, _ := r.f.categoryLocks.LoadOrStore(r.job.Region, &sync.Mutex{})
 	mu.(*sync.Mutex).Lock()
 	defer mu.(*sync.Mutex).Unlock()
 
@@ -64,6 +63,12 @@ func (r *run) categories(ctx context.Context) error {
 			return fmt.Errorf("category names: %w", err)
 		}
 		r.rep.CategoriesErr = err
+		if errors.Is(err, quota.ErrUnknownCall) {
+			// A cost table without videoCategories.list: the operator chose
+			// not to spend on names.
+			r.log.Debug("category names not fetched: the budget prices no videoCategories.list", "err", err)
+			return nil
+		}
 		r.log.Warn("category names not refreshed; the chart is fetched without them", "err", err)
 		return nil
 	}

@@ -2,6 +2,7 @@ package ingest_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strings"
 	"sync"
@@ -165,5 +166,21 @@ func TestFailedCategoryCallKeepsTheChart(t *testing.T) {
 	}
 	if cats, _ := e.db.Categories(context.Background(), "GB"); len(cats) != 0 {
 		t.Errorf("cached %d names", len(cats))
+	}
+}
+
+// A cost table without videoCategories.list spends nothing on names, and
+// says so only at debug level.
+func TestUnpricedCategoriesAreNotFetched(t *testing.T) {
+	t.Parallel()
+	qc := quota.DefaultConfig()
+	delete(qc.Costs, "videoCategories.list")
+	e := newEnv(t, envOpts{categories: true, quota: &qc})
+	rep := e.fetch("US", 1)
+	if rep.Status != store.StatusOK || rep.Units != 1 || !errors.Is(rep.CategoriesErr, quota.ErrUnknownCall) || e.categoryCalls() != 0 {
+		t.Fatalf("%+v (err %v, categories %v)", rep, rep.Err, rep.CategoriesErr)
+	}
+	if strings.Contains(e.logs.String(), "level=WARN") {
+		t.Errorf("warned:\n%s", e.logs.String())
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"google.golang.org/api/youtube/v3"
@@ -56,6 +57,9 @@ type Fetcher struct {
 	archive archive
 	opt     Options
 	log     *slog.Logger
+	// categoryLocks serialises the category step per region
+	// (regions.Code -> *sync.Mutex).
+	categoryLocks sync.Map
 }
 
 // New builds a Fetcher that reserves from b and stores into a.
