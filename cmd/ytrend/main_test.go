@@ -414,7 +414,9 @@ regions:
 	out := w.mustRun("schedule", "check", "--from", "2026-11-21T00:00:00Z").stdout
 	for _, want := range []string{
 		"US      0 * * * *", "30m", "11-21 01:02:00", "daily 4, search 0", "daily 105, search 100",
-		"daily   9500   1d      249", "9251", "search  1000   1h      100", "yes",
+		"daily   9500   1d      254", "9246", "search  1000   1h      100", "yes",
+		"US      0 * * * *                        0s      11-21 00:00:00, 11-21 01:00:00, 11-21 02:00:00  daily 4, search 0      24           97.1",
+		"category names: daily 1, search 0 more",
 		"IN alone: every 15m55s", "all 3 regions at the same rate: every 16m50s",
 	} {
 		if !strings.Contains(out, want) {
