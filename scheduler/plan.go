@@ -17,11 +17,11 @@ type Plan struct {
 
 // RegionPlan is one region's projected spend.
 type RegionPlan struct {
-	Region      string
-	Spec        string
-	Offset      time.Duration
-	Next        []time.Time      // the next three fire times
-	PerFetch    map[string]int64 // units one fetch reserves, per limit (worst case: every page fetched)
+	Region   string
+	Spec     string
+	Offset   time.Duration
+	Next     []time.Time      // the next three fire times
+	PerFetch map[string]int64 // units one fetch reserves, per limit (worst case: every page fetched)
 	// PerDayFirst is what the first fetch of each quota day reserves on top
 	// of PerFetch, per limit: the region's category names
 	// (videoCategories.list, once per region per Pacific day).
