@@ -92,14 +92,16 @@ type Scheduler struct {
 	LeaderTTL       Duration `yaml:"leader_ttl"`       // the leader lease of several `ytrend run` replicas
 }
 
-// Region is one region's schedule.
+// Region is one region's entry: what its fetch asks for and when it runs.
+// It is ytrend's one description of a region fetch: ingest.Job carries it
+// as it is, so a new field is added here and nowhere else.
 type Region struct {
-	Code     string    `yaml:"code"`
-	Cron     string    `yaml:"cron"`
-	Pages    int       `yaml:"pages"`
-	Offset   *Duration `yaml:"offset"` // nil: staggered automatically
-	Category string    `yaml:"category"`
-	Searches []Search  `yaml:"searches"`
+	Code     regions.Code `yaml:"code"` // parsed (upper-cased, aliases resolved) by Validate
+	Cron     string       `yaml:"cron"`
+	Pages    int          `yaml:"pages"`
+	Offset   *Duration    `yaml:"offset"` // nil: staggered automatically
+	Category string       `yaml:"category"`
+	Searches []Search     `yaml:"searches"`
 }
 
 // Search is an optional search.list query run with a region's fetch.
@@ -382,7 +384,7 @@ func (c *Config) Validate() error {
 
 	if c.Regions == nil {
 		for _, code := range regions.Default() {
-			c.Regions = append(c.Regions, Region{Code: string(code)})
+			c.Regions = append(c.Regions, Region{Code: code})
 		}
 	} else if len(c.Regions) == 0 {
 		add("regions", "empty list; list at least one region, or remove the key to use the defaults %v", regions.Default())
@@ -391,11 +393,11 @@ func (c *Config) Validate() error {
 	for i := range c.Regions {
 		r := &c.Regions[i]
 		field := fmt.Sprintf("regions[%d]", i)
-		code, err := regions.Parse(r.Code)
+		code, err := regions.Parse(string(r.Code))
 		if err != nil {
 			add(field+".code", "%v", err)
 		} else {
-			r.Code = string(code)
+			r.Code = code
 			if j, dup := seen[code]; dup {
 				add(field+".code", "%s is already listed at regions[%d]; give each region one entry", code, j)
 			}
@@ -480,9 +482,9 @@ func (c *Config) sourceSuffix() string {
 // not list it (ytrend fetch may fetch any valid region).
 func (c *Config) Region(code regions.Code) Region {
 	for _, r := range c.Regions {
-		if r.Code == string(code) {
+		if r.Code == code {
 			return r
 		}
 	}
-	return Region{Code: string(code), Cron: DefaultCron, Pages: DefaultPages}
+	return Region{Code: code, Cron: DefaultCron, Pages: DefaultPages}
 }

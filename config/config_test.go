@@ -44,7 +44,7 @@ func TestDefaultsStaggerEightHourlyRegions(t *testing.T) {
 	}
 	var codes []string
 	for _, r := range c.Regions {
-		codes = append(codes, r.Code)
+		codes = append(codes, r.Code.String())
 		if r.Pages != 4 || r.Cron != "0 * * * *" {
 			t.Errorf("%s: pages %d cron %q, want 4 and hourly", r.Code, r.Pages, r.Cron)
 		}

@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/robfig/cron/v3"
-
-	"github.com/ytrend/ytrend/regions"
 )
 
 // cronParser accepts the standard five fields and the @descriptors
@@ -77,20 +75,17 @@ func (c *Config) MaintenanceSchedule() (s cron.Schedule, ok bool, err error) {
 // the program runs: a Monday at midnight UTC.
 var referenceTime = time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
 
-// Job is one region's schedule, resolved: parsed spec with its stagger offset.
+// Job is a region's entry with its schedule resolved: the parsed spec and
+// its stagger offset.
 type Job struct {
-	Region   regions.Code
-	Spec     string
+	Region
 	Offset   time.Duration
 	Schedule cron.Schedule // Next already includes Offset
-	Pages    int
-	Category string
-	Searches []Search
 }
 
 // Jobs resolves every region's schedule. Regions that share a spec and give
 // no offset are spread evenly over the spec's interval, in file order: eight
-// hourly regions fire 7m30s apart. Call Validate first.
+// hourly regions fire 7m30s apart. Call Validate first: it parses the codes.
 func (c *Config) Jobs() ([]Job, error) {
 	groups := map[string][]int{}
 	var order []string
@@ -127,14 +122,7 @@ func (c *Config) Jobs() ([]Job, error) {
 		if r.Offset != nil {
 			off = r.Offset.D()
 		}
-		code, err := regions.Parse(r.Code)
-		if err != nil {
-			return nil, fmt.Errorf("regions[%d].code: %w", i, err)
-		}
-		jobs = append(jobs, Job{
-			Region: code, Spec: r.Cron, Offset: off, Schedule: Offset(s, off),
-			Pages: r.Pages, Category: r.Category, Searches: r.Searches,
-		})
+		jobs = append(jobs, Job{Region: r, Offset: off, Schedule: Offset(s, off)})
 	}
 	return jobs, nil
 }

@@ -99,7 +99,7 @@ func liveArchive(t *testing.T) *store.DB {
 	hidden := v("hid", "Versteckt", 5)
 	hidden.Likes, hidden.Comments, hidden.Tags = nil, nil, nil
 	for i, run := range []struct {
-		region string
+		region regions.Code
 		pages  [][]store.Video
 	}{
 		{"DE", [][]store.Video{{v("aaa", "Alpha", 100), hidden}, {v("bbb", "Bravo", 50), v("aaa", "Alpha", 100)}}},

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ytrend/ytrend/config"
 	"github.com/ytrend/ytrend/ingest"
 	"github.com/ytrend/ytrend/ingest/sim"
 	"github.com/ytrend/ytrend/quota"
@@ -30,7 +31,7 @@ func BenchmarkFetchRegion(b *testing.B) {
 			clock := func() time.Time { return time.UnixMicro(now.Load()) }
 			e := newEnv(b, envOpts{quota: &qc, sim: sim.Config{Now: clock}})
 			fetch := func() int {
-				rep := e.f.Fetch(context.Background(), ingest.Job{Region: "US", Pages: 4, Trigger: store.TriggerCLI})
+				rep := e.f.Fetch(context.Background(), ingest.Job{Region: config.Region{Code: "US", Pages: 4}, Trigger: store.TriggerCLI})
 				if rep.Status != store.StatusOK || rep.Pages != 4 {
 					b.Fatalf("%+v (err %v)", rep, rep.Err)
 				}

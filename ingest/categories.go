@@ -36,12 +36,12 @@ func (r *run) categories(ctx context.Context) error {
 		return nil
 	}
 	// Two fetches of one region started together ask once.
-	mu, _ := r.f.categoryLocks.LoadOrStore(r.job.Region, &sync.Mutex{})
+	mu, _ := r.f.categoryLocks.LoadOrStore(r.job.Code, &sync.Mutex{})
 	mu.(*sync.Mutex).Lock()
 	defer mu.(*sync.Mutex).Unlock()
 
 	now := r.f.opt.Now()
-	last, err := ca.CategoriesFetchedAt(ctx, r.job.Region)
+	last, err := ca.CategoriesFetchedAt(ctx, r.job.Code)
 	if err != nil {
 		r.log.Warn("cannot read the cached category names; fetching the chart without refreshing them", "err", err)
 		return nil
@@ -55,7 +55,7 @@ func (r *run) categories(ctx context.Context) error {
 	var resp *youtube.VideoCategoryListResponse
 	err = r.do(ctx, "videoCategories.list", func(ctx context.Context) error {
 		var err error
-		resp, err = r.f.svc.VideoCategories.List([]string{"snippet"}).RegionCode(string(r.job.Region)).Context(ctx).Do()
+		resp, err = r.f.svc.VideoCategories.List([]string{"snippet"}).RegionCode(r.job.Code.String()).Context(ctx).Do()
 		return err
 	})
 	if err != nil {
@@ -86,7 +86,7 @@ func (r *run) categories(ctx context.Context) error {
 		r.log.Warn("videoCategories.list answered no categories; keeping the cached names")
 		return nil
 	}
-	if err := ca.SaveCategories(ctx, r.job.Region, now.UTC(), cats); err != nil {
+	if err := ca.SaveCategories(ctx, r.job.Code, now.UTC(), cats); err != nil {
 		r.rep.CategoriesErr = err
 		r.log.Warn("could not store the category names", "err", err)
 		return nil

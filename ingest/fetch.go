@@ -26,7 +26,7 @@ type budget interface {
 
 // archive is the part of *store.DB a fetch writes to.
 type archive interface {
-	StartRun(ctx context.Context, region string, trigger store.Trigger, at time.Time) (int64, error)
+	StartRun(ctx context.Context, region regions.Code, trigger store.Trigger, at time.Time) (int64, error)
 	SavePage(ctx context.Context, p store.Page) (store.PageResult, error)
 	FinishRun(ctx context.Context, id int64, end store.RunEnd) error
 }
@@ -89,73 +89,6 @@ func New(ctx context.Context, b budget, a archive, opt Options) (*Fetcher, error
 	return &Fetcher{svc: svc, budget: b, archive: a, opt: opt, log: opt.Logger}, nil
 }
 
-// Search is a search.list query run after the chart.
-type Search struct {
-	Q               string
-	Order           string        // date, rating, relevance, title, viewCount
-	PublishedWithin time.Duration // 0 = any time
-	Pages           int
-}
-
-// Job is one region fetch.
-type Job struct {
-	Region   regions.Code
-	Pages    int // chart pages of 50 (1-4)
-	Category string
-	Searches []Search
-	Trigger  store.Trigger
-	// Stop, when closed, asks the fetch to finish the page in flight and end
-	// the run as interrupted (graceful shutdown). Cancelling the context
-	// instead abandons the page in flight.
-	Stop <-chan struct{}
-	// Progress, if set, is called after every stored page.
-	Progress func(Progress)
-	// Fence, when set, is the leader lease this run acts for (ytrend run
-	// with replicas): every reservation carries it, and once the budget
-	// refuses it the run ends as fenced before sending anything more.
-	Fence *quota.Fence
-}
-
-// Progress describes one stored page.
-type Progress struct {
-	Region    regions.Code
-	RunID     int64
-	Kind      store.PageKind
-	Page      int
-	Videos    int   // on this page
-	Units     int64 // reserved by the run so far
-	Remaining int64 // budget left after the last reservation
-	New       int
-	Updated   int
-}
-
-// Report is a finished run.
-type Report struct {
-	RunID     int64
-	Region    regions.Code
-	Trigger   store.Trigger
-	Status    store.RunStatus
-	Pages     int
-	Videos    int
-	New       int
-	Updated   int
-	Unchanged int
-	Units     int64
-	RefusedBy string    // limit that refused, or "upstream"
-	RetryAt   time.Time // when quota frees up, for stopped_quota
-	Err       error     // why the run failed or stopped; redacted
-	Started   time.Time
-	Finished  time.Time
-	// Categories is how many category names the run stored: 0 when the
-	// archive had the region's names from the current quota day, or when
-	// asking failed (CategoriesErr says why; the chart is fetched anyway).
-	Categories    int
-	CategoriesErr error
-}
-
-// Duration is how long the run took.
-func (r Report) Duration() time.Duration { return r.Finished.Sub(r.Started) }
-
 var errStopped = errors.New("stopped by shutdown")
 
 // quotaStop ends a run as stopped_quota.
@@ -172,12 +105,12 @@ func (q *quotaStop) Error() string {
 // Fetch runs one region fetch to the end and records it as a run. It never
 // sleeps for a quota Retry-After: a refusal ends the run.
 func (f *Fetcher) Fetch(ctx context.Context, job Job) Report {
-	r := &run{f: f, job: job, rep: Report{Region: job.Region, Trigger: job.Trigger, Started: f.opt.Now().UTC()}}
+	r := &run{f: f, job: job, rep: Report{Region: job.Code, Trigger: job.Trigger, Started: f.opt.Now().UTC()}}
 	if job.Pages <= 0 {
 		job.Pages = 4
 		r.job.Pages = 4
 	}
-	id, err := f.archive.StartRun(ctx, string(job.Region), job.Trigger, r.rep.Started)
+	id, err := f.archive.StartRun(ctx, job.Code, job.Trigger, r.rep.Started)
 	if err != nil {
 		r.rep.Status = store.StatusFailed
 		r.rep.Err = fmt.Errorf("start run: %w", err)
@@ -186,7 +119,7 @@ func (f *Fetcher) Fetch(ctx context.Context, job Job) Report {
 		return r.rep
 	}
 	r.rep.RunID = id
-	r.log = f.log.With("region", string(job.Region), "run", id)
+	r.log = f.log.With("region", job.Code.String(), "run", id)
 
 	err = r.categories(ctx)
 	if err == nil {
@@ -227,7 +160,7 @@ func (r *run) chart(ctx context.Context) error {
 		var body []byte
 		err := r.do(ctx, "videos.list", func(ctx context.Context) error {
 			call := r.f.svc.Videos.List([]string{"snippet", "contentDetails", "statistics"}).
-				Chart("mostPopular").RegionCode(string(r.job.Region)).MaxResults(50)
+				Chart("mostPopular").RegionCode(r.job.Code.String()).MaxResults(50)
 			if r.job.Category != "" {
 				call = call.VideoCategoryId(r.job.Category)
 			}
@@ -269,12 +202,12 @@ func (r *run) searches(ctx context.Context) error {
 			var sr *youtube.SearchListResponse
 			err := r.do(ctx, "search.list", func(ctx context.Context) error {
 				call := r.f.svc.Search.List([]string{"snippet"}).Q(s.Q).Type("video").
-					RegionCode(string(r.job.Region)).MaxResults(50)
+					RegionCode(r.job.Code.String()).MaxResults(50)
 				if s.Order != "" {
 					call = call.Order(s.Order)
 				}
 				if s.PublishedWithin > 0 {
-					call = call.PublishedAfter(r.f.opt.Now().Add(-s.PublishedWithin).UTC().Format(time.RFC3339))
+					call = call.PublishedAfter(r.f.opt.Now().Add(-s.PublishedWithin.D()).UTC().Format(time.RFC3339))
 				}
 				if token != "" {
 					call = call.PageToken(token)
@@ -357,7 +290,7 @@ func (r *run) save(ctx context.Context, kind store.PageKind, page int, videos []
 	// A page that arrived is stored even if shutdown began meanwhile; only a
 	// hard cancel abandons it.
 	p := store.Page{
-		RunID: r.rep.RunID, Region: string(r.job.Region), FetchedAt: r.f.opt.Now().UTC(),
+		RunID: r.rep.RunID, Region: r.job.Code, FetchedAt: r.f.opt.Now().UTC(),
 		Kind: kind, Videos: videos, Units: r.rep.Units,
 	}
 	if kind == store.PageChart {
@@ -377,7 +310,7 @@ func (r *run) save(ctx context.Context, kind store.PageKind, page int, videos []
 		"new", res.New, "updated", res.Updated, "units", r.rep.Units, "remaining", r.remaining)
 	if r.job.Progress != nil {
 		r.job.Progress(Progress{
-			Region: r.job.Region, RunID: r.rep.RunID, Kind: kind, Page: page, Videos: len(videos),
+			Region: r.job.Code, RunID: r.rep.RunID, Kind: kind, Page: page, Videos: len(videos),
 			Units: r.rep.Units, Remaining: r.remaining, New: res.New, Updated: res.Updated,
 		})
 	}
@@ -531,7 +464,7 @@ func (r *run) finish(ctx context.Context, err error) Report {
 // logRun writes the one line per run operators read.
 func (f *Fetcher) logRun(rep Report) {
 	attrs := []any{
-		"region", string(rep.Region), "run", rep.RunID, "status", string(rep.Status),
+		"region", rep.Region.String(), "run", rep.RunID, "status", string(rep.Status),
 		"trigger", string(rep.Trigger), "pages", rep.Pages, "videos", rep.Videos,
 		"new", rep.New, "updated", rep.Updated, "units", rep.Units,
 		"duration", rep.Duration().Round(time.Millisecond),

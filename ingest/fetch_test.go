@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ytrend/ytrend/config"
 	"github.com/ytrend/ytrend/ingest"
 	"github.com/ytrend/ytrend/ingest/sim"
 	"github.com/ytrend/ytrend/internal/logbuf"
@@ -143,7 +144,7 @@ func seedCategories(t testing.TB, db *store.DB, at time.Time) {
 
 func (e *env) fetch(code string, pages int) ingest.Report {
 	e.t.Helper()
-	return e.f.Fetch(context.Background(), ingest.Job{Region: regions.Code(code), Pages: pages, Trigger: store.TriggerCLI})
+	return e.f.Fetch(context.Background(), ingest.Job{Region: config.Region{Code: regions.Code(code), Pages: pages}, Trigger: store.TriggerCLI})
 }
 
 func (e *env) used(limit string) int64 {
@@ -210,7 +211,7 @@ func TestFetchEightRegionsStoresWholeChartsAtFiveUnitsEach(t *testing.T) {
 			if err != nil {
 				t.Fatalf("video %s (%s #%d): %v", id, region, i+1, err)
 			}
-			rs := regionStat(vs, region)
+			rs := regionStat(vs, regions.Code(region))
 			if rs == nil || rs.LastRank != i+1 || rs.BestRank != i+1 || rs.Snapshots != 1 {
 				t.Fatalf("video %s in %s: %+v, want rank %d, 1 snapshot", id, region, rs, i+1)
 			}
@@ -270,7 +271,7 @@ func TestFetchEightRegionsStoresWholeChartsAtFiveUnitsEach(t *testing.T) {
 	}
 }
 
-func regionStat(vs store.VideoStats, region string) *store.RegionStat {
+func regionStat(vs store.VideoStats, region regions.Code) *store.RegionStat {
 	for i := range vs.Regions {
 		if vs.Regions[i].Region == region {
 			return &vs.Regions[i]
@@ -465,17 +466,22 @@ func TestInvalidKeyFailsWithoutRetry(t *testing.T) {
 	assertNoSecret(t, e, "AIzaWRONG-key-that-must-not-leak")
 }
 
+// A code that never went through regions.Parse fails before anything is
+// reserved or sent: the archive refuses to start its run.
 func TestBadRegionFailsClearly(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOpts{fetch: ingest.Options{Retries: 3}})
-	rep := e.fetch("ZZ", 4)
-	// ZZ has no cached category names: videoCategories.list is asked first,
-	// and refused like the chart; neither is retried.
-	u := e.sim.Usage(testKey)
-	if rep.Status != store.StatusFailed || !strings.Contains(rep.Err.Error(), "invalidRegionCode") || e.sim.TotalRequests() != 2 ||
-		u.Calls["videoCategories.list"] != 1 || u.Calls["videos.list"] != 1 || rep.CategoriesErr == nil ||
-		!strings.Contains(rep.CategoriesErr.Error(), "invalidRegionCode") {
-		t.Fatalf("%+v (err %v), calls %v", rep, rep.Err, u.Calls)
+	for _, code := range []string{"ZZ", "us", "UK"} {
+		rep := e.fetch(code, 4)
+		if rep.Status != store.StatusFailed || !strings.Contains(rep.Err.Error(), "not a region code") || rep.Units != 0 {
+			t.Errorf("%s: %+v (err %v)", code, rep, rep.Err)
+		}
+	}
+	if n := e.sim.TotalRequests(); n != 0 {
+		t.Errorf("%d requests sent for unparsed regions", n)
+	}
+	if got := e.used("daily"); got != 0 {
+		t.Errorf("%d units reserved for unparsed regions", got)
 	}
 }
 
@@ -542,7 +548,7 @@ func TestRequestResentOnNewConnectionStaysSpent(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			rep := f.Fetch(context.Background(), ingest.Job{Region: "US", Pages: 4, Trigger: store.TriggerCLI})
+			rep := f.Fetch(context.Background(), ingest.Job{Region: config.Region{Code: "US", Pages: 4}, Trigger: store.TriggerCLI})
 			// Page 1 and page 2's first attempt reached the server; page 2's
 			// retries (if any) were refused at their first dial.
 			if rep.Status != store.StatusFailed || rep.Pages != 1 || rep.Units != 2 {
@@ -576,7 +582,7 @@ func TestStopFinishesPageInFlightThenInterrupts(t *testing.T) {
 	e := newEnv(t, envOpts{})
 	stop := make(chan struct{})
 	rep := e.f.Fetch(context.Background(), ingest.Job{
-		Region: "US", Pages: 4, Trigger: store.TriggerSchedule, Stop: stop,
+		Region: config.Region{Code: "US", Pages: 4}, Trigger: store.TriggerSchedule, Stop: stop,
 		Progress: func(p ingest.Progress) {
 			if p.Page == 2 {
 				close(stop) // shutdown begins while page 2 is being stored
@@ -596,7 +602,7 @@ func TestCancelledContextRecordsInterruptedRun(t *testing.T) {
 	e := newEnv(t, envOpts{sim: sim.Config{Faults: sim.Faults{Latency: 5 * time.Second}}})
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
-	rep := e.f.Fetch(ctx, ingest.Job{Region: "US", Pages: 4, Trigger: store.TriggerCLI})
+	rep := e.f.Fetch(ctx, ingest.Job{Region: config.Region{Code: "US", Pages: 4}, Trigger: store.TriggerCLI})
 	if rep.Status != store.StatusInterrupted {
 		t.Fatalf("%+v", rep)
 	}
@@ -613,8 +619,9 @@ func TestSearchesReserveSearchCostAndStoreResults(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOpts{})
 	rep := e.f.Fetch(context.Background(), ingest.Job{
-		Region: "IN", Pages: 1, Trigger: store.TriggerCLI,
-		Searches: []ingest.Search{{Q: "cricket", Order: "viewCount", PublishedWithin: 7 * 24 * time.Hour, Pages: 2}},
+		Region: config.Region{Code: "IN", Pages: 1, Searches: []config.Search{
+			{Q: "cricket", Order: "viewCount", PublishedWithin: config.Duration(7 * 24 * time.Hour), Pages: 2}}},
+		Trigger: store.TriggerCLI,
 	})
 	if rep.Status != store.StatusOK {
 		t.Fatalf("%+v (err %v)", rep, rep.Err)
@@ -635,8 +642,8 @@ func TestSearchesReserveSearchCostAndStoreResults(t *testing.T) {
 func TestSearchBucketExhaustionMarksOnlySearch(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOpts{sim: sim.Config{SearchCallsPerDay: 1}})
-	job := ingest.Job{Region: "US", Pages: 1, Trigger: store.TriggerCLI,
-		Searches: []ingest.Search{{Q: "music", Pages: 2}}}
+	job := ingest.Job{Region: config.Region{Code: "US", Pages: 1, Searches: []config.Search{{Q: "music", Pages: 2}}},
+		Trigger: store.TriggerCLI}
 	rep := e.f.Fetch(context.Background(), job)
 	if rep.Status != store.StatusStoppedQuota || rep.RefusedBy != "upstream" || !strings.Contains(rep.Err.Error(), sim.SearchQuotaLimit) {
 		t.Fatalf("%+v (err %v); want stopped_quota naming %s", rep, rep.Err, sim.SearchQuotaLimit)

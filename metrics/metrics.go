@@ -19,7 +19,6 @@ import (
 
 	"github.com/ytrend/ytrend/ingest"
 	"github.com/ytrend/ytrend/quota"
-	"github.com/ytrend/ytrend/store"
 )
 
 // statuser reads the budget's state; *quota.Limiter implements it.
@@ -139,7 +138,7 @@ func (m *Metrics) ObserveRun(rep ingest.Report) {
 	if !rep.Finished.IsZero() {
 		m.fetchDuration.WithLabelValues(region).Observe(rep.Duration().Seconds())
 	}
-	if rep.Status == store.StatusOK {
+	if rep.Status == ingest.StatusOK {
 		m.lastSuccess.WithLabelValues(region).Set(float64(rep.Finished.Unix()))
 	}
 }

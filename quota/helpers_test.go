@@ -17,6 +17,8 @@ import (
 )
 
 // openStore opens a fresh archive (with the quota tables) in t's temp dir.
+// The embedded ledger lives in the archive (see the store package): its
+// tables are the archive's migrations, so its tests open a real archive.
 func openStore(tb testing.TB) *store.DB {
 	tb.Helper()
 	return openStoreAt(tb, filepath.Join(tb.TempDir(), "archive.db"))

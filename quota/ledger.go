@@ -8,8 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
+	"github.com/ytrend/ytrend/internal/sqliteerr"
 )
 
 // Ledger keeps the log in the archive's SQLite file: the backend when no
@@ -28,10 +27,12 @@ type LedgerOption func(*Ledger)
 // Retry-After across a DST change without sleeping.
 func WithClock(now func() time.Time) LedgerOption { return func(l *Ledger) { l.clock = now } }
 
-// NewLedger returns a ledger over db, which must hold the tables of
-// migrations/0002_quota.sql and begin transactions IMMEDIATE (store.Open's
-// writer pool, store.DB.Writer(), does both). Keep transactions on that pool
-// short: it has one connection, shared with the archive's page writes.
+// NewLedger returns a ledger over db: the archive's writer pool,
+// store.DB.Writer(). The embedded ledger lives in the archive: its tables are
+// the archive's migrations (0002_quota.sql, 0003_quota_books.sql), and its
+// transactions must begin IMMEDIATE on the archive's one writer connection,
+// shared with page writes, which store.Open's writer pool does. Keep them
+// short.
 func NewLedger(db *sql.DB, opts ...LedgerOption) *Ledger {
 	l := &Ledger{db: db, clock: time.Now}
 	for _, opt := range opts {
@@ -266,73 +267,6 @@ func checkDefs(ctx context.Context, tx *sql.Tx, cred string, limits []charge, no
 	return nil
 }
 
-// ledgerEpoch is a quota_epoch row.
-type ledgerEpoch struct {
-	id                  string
-	created, graceUntil int64
-	rebuilt, restored   int64
-	entries             int64
-}
-
-// epochCheck is window.lua's epoch_check on the embedded ledger, plus one
-// check Redis cannot need: an epoch that says the log holds entries when it
-// holds none means the log was emptied behind the ledger's back. That is a
-// loss too, never an empty day.
-func epochCheck(ctx context.Context, tx *sql.Tx, cred, expected string, grace time.Duration, now int64) (ledgerEpoch, bool, error) {
-	var e ledgerEpoch
-	err := tx.QueryRowContext(ctx, `SELECT id, created, grace_until, rebuilt, restored, entries FROM quota_epoch
-		WHERE credential = ?`, cred).Scan(&e.id, &e.created, &e.graceUntil, &e.rebuilt, &e.restored, &e.entries)
-	lost := false
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		lost = expected != ""
-		if !lost {
-			// The record of this archive's processes lives beside the
-			// ledger: rows spent under an epoch prove there was one.
-			var spent int
-			if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM quota_grants
-				WHERE credential = ? AND epoch != '')`, cred).Scan(&spent); err != nil {
-				return e, false, err
-			}
-			lost = spent == 1
-		}
-	case err != nil:
-		return e, false, err
-	case e.entries > 0:
-		var any int
-		if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM quota_log WHERE credential = ?)`, cred).Scan(&any); err != nil {
-			return e, false, err
-		}
-		if any == 0 {
-			lost = true
-			err = sql.ErrNoRows // start a new epoch below
-		}
-	}
-	if errors.Is(err, sql.ErrNoRows) {
-		e = ledgerEpoch{id: newEpoch(), created: now}
-		if lost {
-			e.rebuilt, e.graceUntil = now, now+micros(grace)
-		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO quota_epoch(credential, id, created, grace_until, rebuilt, restored, entries)
-			VALUES (?1, ?2, ?3, ?4, ?5, 0, (SELECT COUNT(*) FROM quota_log WHERE credential = ?1))
-			ON CONFLICT DO UPDATE SET id = excluded.id, created = excluded.created,
-			grace_until = excluded.grace_until, rebuilt = excluded.rebuilt, restored = 0, entries = excluded.entries`,
-			cred, e.id, e.created, e.graceUntil, e.rebuilt)
-		return e, lost, err
-	}
-	if expected == "" || expected == e.id {
-		return e, false, nil
-	}
-	if e.rebuilt == 0 {
-		e.rebuilt, e.graceUntil = now, now+micros(grace)
-		if _, err := tx.ExecContext(ctx, `UPDATE quota_epoch SET rebuilt = ?, grace_until = ? WHERE credential = ?`,
-			e.rebuilt, e.graceUntil, cred); err != nil {
-			return e, false, err
-		}
-	}
-	return e, true, nil
-}
-
 func (l *Ledger) release(ctx context.Context, cred, id string, limits []charge) (bool, error) {
 	var found bool
 	err := l.tx(ctx, func(tx *sql.Tx, now int64) error {
@@ -443,117 +377,6 @@ func (l *Ledger) status(ctx context.Context, cred string, calls []string, limits
 	return s, err
 }
 
-func (l *Ledger) sync(ctx context.Context, cred string, sr syncRequest) (syncResult, error) {
-	var r syncResult
-	err := l.tx(ctx, func(tx *sql.Tx, now int64) error {
-		r = syncResult{at: time.UnixMicro(now)}
-		if err := checkDefs(ctx, tx, cred, sr.limits, now); err != nil {
-			return err
-		}
-		ep, restored, err := epochCheck(ctx, tx, cred, sr.epoch, sr.grace, now)
-		if err != nil {
-			return err
-		}
-		r.epoch, r.graceUntil, r.restored = ep.id, fromMicros(ep.graceUntil), restored
-		rows := 0
-		for _, e := range sr.entries {
-			at := min(e.at.UnixMicro(), now)
-			any := false
-			for i, c := range sr.limits {
-				cost := e.costs[i]
-				if cost <= 0 || at <= now-micros(c.window) {
-					continue
-				}
-				res, err := tx.ExecContext(ctx, `INSERT INTO quota_log(credential, limit_name, id, cost, at)
-					VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`, cred, c.name, e.id, cost, at)
-				if err != nil {
-					return err
-				}
-				if n, err := res.RowsAffected(); err != nil {
-					return err
-				} else if n > 0 {
-					rows++
-					any = true
-				}
-			}
-			if any {
-				r.added++
-			}
-		}
-		if err := addEntries(ctx, tx, cred, rows); err != nil {
-			return err
-		}
-		if (restored || sr.restoring) && r.added > 0 {
-			_, err = tx.ExecContext(ctx, `UPDATE quota_epoch SET restored = restored + ? WHERE credential = ?`, r.added, cred)
-		}
-		return err
-	})
-	return r, err
-}
-
-func (l *Ledger) lease(ctx context.Context, cred string, op leaseOp, holder string, ttl time.Duration, token int64) (leaseState, error) {
-	var st leaseState
-	err := l.tx(ctx, func(tx *sql.Tx, now int64) error {
-		st = leaseState{at: time.UnixMicro(now)}
-		var cur struct {
-			holder       string
-			token, until int64
-		}
-		err := tx.QueryRowContext(ctx, `SELECT holder, token, expires_at FROM quota_lease WHERE credential = ?`, cred).
-			Scan(&cur.holder, &cur.token, &cur.until)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return err
-		}
-		live := err == nil && cur.holder != "" && cur.until > now
-		expires := now + micros(ttl)
-		switch op {
-		case leaseAcquire:
-			switch {
-			case live && cur.holder != holder:
-				st.token, st.ttl = cur.token, time.Duration(cur.until-now)*time.Microsecond
-				return nil
-			case live:
-				st.held, st.token, st.ttl = true, cur.token, ttl
-			default:
-				// Tokens start from the clock, like lease.lua's.
-				st.held, st.token, st.ttl = true, max(cur.token, now/1000)+1, ttl
-			}
-			_, err = tx.ExecContext(ctx, `INSERT INTO quota_lease(credential, holder, token, expires_at) VALUES (?, ?, ?, ?)
-				ON CONFLICT DO UPDATE SET holder = excluded.holder, token = excluded.token, expires_at = excluded.expires_at`,
-				cred, holder, st.token, expires)
-			return err
-		case leaseRenew:
-			if live && cur.holder == holder && cur.token == token {
-				st.held, st.token, st.ttl = true, token, ttl
-				_, err = tx.ExecContext(ctx, `UPDATE quota_lease SET expires_at = ? WHERE credential = ?`, expires, cred)
-			}
-			return err
-		case leaseRelease:
-			if cur.holder == holder && cur.token == token {
-				_, err = tx.ExecContext(ctx, `UPDATE quota_lease SET holder = '', expires_at = 0 WHERE credential = ?`, cred)
-			}
-			return err
-		}
-		return fmt.Errorf("unknown lease op %q", op)
-	})
-	return st, err
-}
-
-// leaseValue is the live lease as "<token> <holder>", "" when free.
-func leaseValue(ctx context.Context, tx *sql.Tx, cred string, now int64) (string, error) {
-	var holder string
-	var token int64
-	err := tx.QueryRowContext(ctx, `SELECT holder, token FROM quota_lease
-		WHERE credential = ? AND holder != '' AND expires_at > ?`, cred, now).Scan(&holder, &token)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", nil
-	}
-	if err != nil {
-		return "", err
-	}
-	return (&Fence{Token: token, Holder: holder}).value(), nil
-}
-
 func (l *Ledger) now(ctx context.Context) (time.Time, error) {
 	var one int
 	if err := l.db.QueryRowContext(ctx, `SELECT 1`).Scan(&one); err != nil {
@@ -577,13 +400,8 @@ func ledgerError(err error) error {
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, sql.ErrConnDone) {
 		return unavailableError{err}
 	}
-	var se *sqlite.Error
-	if errors.As(err, &se) {
-		switch se.Code() & 0xff {
-		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_INTERRUPT,
-			sqlite3.SQLITE_IOERR, sqlite3.SQLITE_FULL, sqlite3.SQLITE_CANTOPEN:
-			return unavailableError{err}
-		}
+	if sqliteerr.Transient(err) {
+		return unavailableError{err}
 	}
 	return err
 }

@@ -78,7 +78,7 @@ func Project(cfg *config.Config, jobs []config.Job, from time.Time) Plan {
 		return table[call]
 	}
 	for _, j := range jobs {
-		rp := RegionPlan{Region: j.Region.String(), Spec: j.Spec, Offset: j.Offset, PerFetch: map[string]int64{},
+		rp := RegionPlan{Region: j.Code.String(), Spec: j.Cron, Offset: j.Offset, PerFetch: map[string]int64{},
 			PerDayFirst: map[string]int64{}}
 		perLimit := make([]int64, len(q.Limits))
 		firstOfDay := make([]int64, len(q.Limits)) // the day's first fetch also names categories

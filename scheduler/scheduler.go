@@ -55,7 +55,7 @@ func New(jobs []config.Job, fn Func, log *slog.Logger) *Scheduler {
 	s := &Scheduler{jobs: jobs, fn: fn, log: log, ctx: ctx, cancel: cancel, stop: make(chan struct{}), ids: map[cron.EntryID]string{}}
 	s.cron = cron.New(cron.WithLocation(time.UTC), cron.WithLogger(cronLogger{log: log}))
 	for _, job := range jobs {
-		s.schedule(job.Schedule, job.Region.String(), log.With("region", job.Region.String()), func() {
+		s.schedule(job.Schedule, job.Code.String(), log.With("region", job.Code.String()), func() {
 			s.fn(s.ctx, job, s.stop)
 		})
 	}
@@ -145,7 +145,7 @@ func (s *Scheduler) Shutdown(ctx context.Context, grace time.Duration) error {
 		return nil
 	case <-ctx.Done():
 	}
-	s.log.Warn("shutdown deadline passed; cancelling in-flight runs")
+	s.log.Warn("shutdown deadline passed, or a second signal; cancelling in-flight runs")
 	s.cancel()
 	select {
 	case <-waitOnce:
@@ -220,7 +220,7 @@ func (s *Scheduler) RunOnce(stagger bool) {
 func (s *Scheduler) run(job config.Job) {
 	defer func() {
 		if r := recover(); r != nil {
-			s.log.Error("run panicked", "region", job.Region.String(), "panic", fmt.Sprint(r))
+			s.log.Error("run panicked", "region", job.Code.String(), "panic", fmt.Sprint(r))
 		}
 	}()
 	s.fn(s.ctx, job, s.stop)

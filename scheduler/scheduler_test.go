@@ -20,8 +20,8 @@ type aligned struct{ period time.Duration }
 func (a aligned) Next(t time.Time) time.Time { return t.Truncate(a.period).Add(a.period) }
 
 func job(code string, period, offset time.Duration) config.Job {
-	return config.Job{Region: regions.MustParse(code), Spec: "test", Offset: offset,
-		Schedule: config.Offset(aligned{period}, offset), Pages: 4}
+	return config.Job{Region: config.Region{Code: regions.MustParse(code), Cron: "test", Pages: 4}, Offset: offset,
+		Schedule: config.Offset(aligned{period}, offset)}
 }
 
 func testLogger() (*slog.Logger, *logbuf.Buffer) {
@@ -40,7 +40,7 @@ func TestRegionsFireStaggeredInOrder(t *testing.T) {
 	log, _ := testLogger()
 	s := New(jobs, func(ctx context.Context, j config.Job, stop <-chan struct{}) {
 		mu.Lock()
-		fired = append(fired, j.Region.String())
+		fired = append(fired, j.Code.String())
 		mu.Unlock()
 	}, log)
 	s.Start()
@@ -178,8 +178,8 @@ func TestRunOnceFiresEveryRegionInStaggerOrder(t *testing.T) {
 	var fired []string
 	jobs := []config.Job{job("DE", time.Hour, 20*time.Minute), job("US", time.Hour, 0), job("GB", time.Hour, 10*time.Minute)}
 	s := New(jobs, func(ctx context.Context, j config.Job, stop <-chan struct{}) {
-		fired = append(fired, j.Region.String())
-		if j.Region == "GB" {
+		fired = append(fired, j.Code.String())
+		if j.Code == "GB" {
 			panic("a panic in one region")
 		}
 	}, nil)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ytrend/ytrend/internal/synth"
 	"github.com/ytrend/ytrend/migrations"
+	"github.com/ytrend/ytrend/regions"
 	"github.com/ytrend/ytrend/store"
 )
 
@@ -213,7 +214,7 @@ func BenchmarkSearch(b *testing.B) {
 			}{
 				{"mixed", mixed, nil},
 				{"topwords", top, nil},
-				{"region-DE", mixed[:100], func(q *store.Query) { q.Regions = []string{"DE"} }},
+				{"region-DE", mixed[:100], func(q *store.Query) { q.Regions = []regions.Code{"DE"} }},
 				{"since-24h", mixed[:100], func(q *store.Query) { q.Since = newest.Add(-24 * time.Hour) }},
 				{"channel", mixed[:100], func(q *store.Query) { q.Channel = channel }},
 				{"sort-views", mixed[:100], func(q *store.Query) { q.Sort = store.SortViews }},

@@ -173,7 +173,7 @@ func TestCategoryNamesAndFilters(t *testing.T) {
 	if hits, _ := db.Search(ctx, store.Query{Text: "match", Categories: []string{"10"}}); len(hits) != 0 {
 		t.Errorf("search match in 10: %d hits", len(hits))
 	}
-	if hits, _ := db.Search(ctx, store.Query{Text: "song", Categories: []string{"10"}, Regions: []string{"US"}}); len(hits) != 2 {
+	if hits, _ := db.Search(ctx, store.Query{Text: "song", Categories: []string{"10"}, Regions: []regions.Code{"US"}}); len(hits) != 2 {
 		t.Errorf("search song in 10 in US: %d hits", len(hits))
 	}
 

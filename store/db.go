@@ -13,9 +13,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"modernc.org/sqlite" // also registers the "sqlite" driver
-	sqlite3 "modernc.org/sqlite/lib"
+	// also registers the "sqlite" driver
 
+	"github.com/ytrend/ytrend/internal/sqliteerr"
 	"github.com/ytrend/ytrend/migrations"
 )
 
@@ -33,6 +33,7 @@ type DB struct {
 	rmu   sync.Mutex
 	reads map[string]*sql.Stmt // reader statements, prepared once
 
+	self       *instance    // this process as a runs owner
 	ftsWrites  atomic.Int64 // statements that changed the full-text index
 	channels   channelCache // channel row ids this process has committed
 	migrations fs.FS
@@ -84,7 +85,8 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	writer.SetMaxOpenConns(1)
 	writer.SetConnMaxIdleTime(0)
 
-	db := &DB{path: path, writer: writer, stmts: map[string]*sql.Stmt{}, reads: map[string]*sql.Stmt{}, migrations: o.migrations}
+	db := &DB{path: path, writer: writer, stmts: map[string]*sql.Stmt{}, reads: map[string]*sql.Stmt{},
+		migrations: o.migrations, self: newInstance()}
 	if err := db.ensureWAL(ctx); err != nil {
 		writer.Close()
 		return nil, fmt.Errorf("store: enable WAL on %s: %w", path, err)
@@ -135,7 +137,7 @@ func (db *DB) ensureWAL(ctx context.Context) error {
 					"so give it a file on a local file system (not :memory:)", ErrNoWAL, mode)
 			}
 		}
-		if !isBusy(err) || attempt >= 100 {
+		if !sqliteerr.Busy(err) || attempt >= 100 {
 			return err
 		}
 		// Another process is creating or converting the file right now.
@@ -145,18 +147,6 @@ func (db *DB) ensureWAL(ctx context.Context) error {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-}
-
-// isBusy reports a locked database (SQLITE_BUSY or SQLITE_LOCKED).
-func isBusy(err error) bool {
-	var se *sqlite.Error
-	if errors.As(err, &se) {
-		switch se.Code() & 0xff {
-		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
-			return true
-		}
-	}
-	return false
 }
 
 // dsn builds the modernc connection string. Every _pragma runs on each new
@@ -257,6 +247,9 @@ func (db *DB) readStmt(ctx context.Context, query string) (*sql.Stmt, error) {
 
 // Close closes both pools.
 func (db *DB) Close() error {
+	if db.writer != nil {
+		db.unregister()
+	}
 	var errs []error
 	db.mu.Lock()
 	for _, st := range db.stmts {

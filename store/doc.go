@@ -15,6 +15,14 @@
 // the write lock (up to the busy timeout), readers never wait for writers,
 // and opening an up-to-date archive takes no write lock at all.
 //
+// The archive also holds the budget's embedded ledger and every process's
+// record of its grants (the quota_* tables): the embedded ledger lives in
+// the archive, by design, so that one file is all a single host needs. The
+// quota package owns what those tables mean and every statement on them;
+// this package owns their schema, as migrations of the one file, and hands
+// quota its writer pool ([DB.Writer]) so that a reservation and a page write
+// queue for the same lock instead of fighting over it.
+//
 // # Writes
 //
 // [DB.SavePage] stores one fetched page in one transaction: the videos
@@ -61,7 +69,10 @@
 // holds tokens that begin with the noncharacter U+FDD0, which FTS5 indexes as
 // part of a word and the Go tokenizer (so any typed text) never produces.
 // FTS5 intersects them with the words, skipping what cannot match, so a
-// filter on a small region or channel costs no more than on a big one.
+// filter on a small region or channel costs no more than on a big one. Not
+// for a raw query: its text is FTS5 syntax that parentheses cannot contain
+// ("a) OR (b"), so its filters are SQL conditions only (the region join,
+// the channel list, the since bound), and hold whatever the text says.
 //
 // # Ranking, and the one approximation
 //

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/ytrend/ytrend/regions"
 	"github.com/ytrend/ytrend/store"
 )
 
@@ -82,7 +83,7 @@ func ExampleDB_Search() {
 	defer cleanup()
 
 	at := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
-	for i, region := range []string{"US", "GB", "DE"} {
+	for i, region := range []regions.Code{"US", "GB", "DE"} {
 		run, _ := db.StartRun(ctx, region, store.TriggerSchedule, at)
 		db.SavePage(ctx, store.Page{RunID: run, Region: region, FetchedAt: at, Kind: store.PageChart, FirstRank: 3 - i,
 			Videos: []store.Video{{ID: "final", Title: "Cup final: extended highlights", Description: "All the goals of the final.", Views: views(5e6)}}})

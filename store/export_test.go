@@ -1,6 +1,11 @@
 package store
 
-import "context"
+import (
+	"context"
+	"time"
+
+	"github.com/ytrend/ytrend/regions"
+)
 
 // Test-only access to internals, for the package's external tests.
 
@@ -79,4 +84,8 @@ func TextScores(ctx context.Context, db *DB, text string) (map[string]float64, e
 
 // RegionFacet is the facet token of a region, for tests that write rows as
 // older binaries did.
-func RegionFacet(region string) string { return regionFacet(region) }
+func RegionFacet(region regions.Code) string { return regionFacet(region) }
+
+// SetHeartbeat makes db beat every d instead of HeartbeatInterval; call it
+// before the first StartRun.
+func SetHeartbeat(db *DB, d time.Duration) { db.self.every = d }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ytrend/ytrend/regions"
 	"github.com/ytrend/ytrend/store"
 )
 
@@ -48,10 +49,10 @@ func TestFTSStaysInSync(t *testing.T) {
 			db, _ := openDB(t)
 			r := rand.New(rand.NewPCG(seed, 99))
 			model := map[string]store.Video{} // what the archive should hold
-			regionsOf := map[string]map[string]bool{}
+			regionsOf := map[string]map[regions.Code]bool{}
 			nextID := 0
 			at := t0
-			runs := map[string]int64{}
+			runs := map[regions.Code]int64{}
 			rank := 1
 			var ops [4]int
 			for step := 0; step < 60; step++ {
@@ -109,7 +110,7 @@ func TestFTSStaysInSync(t *testing.T) {
 					seen[v.ID] = true
 					page = append(page, v)
 				}
-				region := []string{"US", "DE", "JP"}[r.IntN(3)]
+				region := []regions.Code{"US", "DE", "JP"}[r.IntN(3)]
 				if runs[region] == 0 {
 					runs[region] = startRun(t, db, region, t0)
 				}
@@ -118,7 +119,7 @@ func TestFTSStaysInSync(t *testing.T) {
 				for _, v := range page {
 					model[v.ID] = v
 					if regionsOf[v.ID] == nil {
-						regionsOf[v.ID] = map[string]bool{}
+						regionsOf[v.ID] = map[regions.Code]bool{}
 					}
 					regionsOf[v.ID][region] = true
 				}
@@ -184,7 +185,7 @@ func checkIndexMatchesModel(t *testing.T, db *store.DB, model map[string]store.V
 
 // checkFiltersMatchModel: the region and channel facets in the index agree
 // with where each video trended and its current channel.
-func checkFiltersMatchModel(t *testing.T, db *store.DB, model map[string]store.Video, regionsOf map[string]map[string]bool) {
+func checkFiltersMatchModel(t *testing.T, db *store.DB, model map[string]store.Video, regionsOf map[string]map[regions.Code]bool) {
 	t.Helper()
 	for _, w := range []string{"apple", "zulu", "café"} {
 		term := store.Tokens(w)[0]
@@ -192,8 +193,8 @@ func checkFiltersMatchModel(t *testing.T, db *store.DB, model map[string]store.V
 			q    store.Query
 			keep func(id string, v store.Video) bool
 		}{
-			{store.Query{Regions: []string{"DE"}}, func(id string, _ store.Video) bool { return regionsOf[id]["DE"] }},
-			{store.Query{Regions: []string{"US", "JP"}}, func(id string, _ store.Video) bool { return regionsOf[id]["US"] || regionsOf[id]["JP"] }},
+			{store.Query{Regions: []regions.Code{"DE"}}, func(id string, _ store.Video) bool { return regionsOf[id]["DE"] }},
+			{store.Query{Regions: []regions.Code{"US", "JP"}}, func(id string, _ store.Video) bool { return regionsOf[id]["US"] || regionsOf[id]["JP"] }},
 			{store.Query{Channel: "ch3"}, func(_ string, v store.Video) bool { return v.ChannelID == "ch3" }},
 		} {
 			var want []string
@@ -272,7 +273,7 @@ func TestUnchangedPageDoesNotTouchIndex(t *testing.T) {
 	if n := store.FTSWrites(db) - writes; n != 2 {
 		t.Errorf("%d index writes for a new region, want 2 (delete old, insert new)", n)
 	}
-	if hits := search(t, db, store.Query{Text: "title", Regions: []string{"DE"}, Limit: 100}); len(hits) != 50 {
+	if hits := search(t, db, store.Query{Text: "title", Regions: []regions.Code{"DE"}, Limit: 100}); len(hits) != 50 {
 		t.Errorf("region filter after the new region: %d hits", len(hits))
 	}
 	ftsIntegrity(t, db)

@@ -4,9 +4,11 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
+	"github.com/ytrend/ytrend/regions"
 	"github.com/ytrend/ytrend/store"
 )
 
@@ -24,7 +26,7 @@ func openDB(tb testing.TB, opts ...store.Option) (*store.DB, string) {
 	return db, path
 }
 
-func startRun(tb testing.TB, db *store.DB, region string, at time.Time) int64 {
+func startRun(tb testing.TB, db *store.DB, region regions.Code, at time.Time) int64 {
 	tb.Helper()
 	id, err := db.StartRun(context.Background(), region, store.TriggerSchedule, at)
 	if err != nil {
@@ -44,7 +46,7 @@ func savePage(tb testing.TB, db *store.DB, p store.Page) store.PageResult {
 
 // saveChart saves videos as one chart page of a new run in region at time at
 // and finishes the run.
-func saveChart(tb testing.TB, db *store.DB, region string, at time.Time, firstRank int, vs ...store.Video) store.PageResult {
+func saveChart(tb testing.TB, db *store.DB, region regions.Code, at time.Time, firstRank int, vs ...store.Video) store.PageResult {
 	tb.Helper()
 	run := startRun(tb, db, region, at)
 	res := savePage(tb, db, store.Page{RunID: run, Region: region, FetchedAt: at, Kind: store.PageChart, FirstRank: firstRank, Videos: vs})
@@ -99,4 +101,19 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(d)
 	}
 	os.Exit(code)
+}
+
+// startOldRun inserts a running run as binaries before 0005_instances did
+// (owner host:pid, no instance row), for archives at an older schema.
+func startOldRun(tb testing.TB, db *store.DB, region regions.Code, trigger store.Trigger, at time.Time) int64 {
+	tb.Helper()
+	host, _ := os.Hostname()
+	var id int64
+	err := db.Writer().QueryRowContext(context.Background(),
+		`INSERT INTO runs (region, triggered_by, owner, started_at) VALUES (?, ?, ?, ?) RETURNING id`,
+		string(region), string(trigger), host+":"+strconv.Itoa(os.Getpid()), at.UnixMicro()).Scan(&id)
+	if err != nil {
+		tb.Fatalf("start old run %s: %v", region, err)
+	}
+	return id
 }

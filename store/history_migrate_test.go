@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ytrend/ytrend/regions"
 	"github.com/ytrend/ytrend/store"
 )
 
@@ -44,10 +45,10 @@ func dumpRows(t *testing.T, db *store.DB, query string) []string {
 // snapshot columns): the videos through a search page, then the snapshots,
 // region aggregates, totals and region facets by hand, and the index
 // rebuilt.
-func saveOldChart(tb testing.TB, db *store.DB, region string, at time.Time, firstRank int, vs ...store.Video) {
+func saveOldChart(tb testing.TB, db *store.DB, region regions.Code, at time.Time, firstRank int, vs ...store.Video) {
 	tb.Helper()
 	ctx := context.Background()
-	run := startRun(tb, db, region, at)
+	run := startOldRun(tb, db, region, store.TriggerSchedule, at)
 	w := db.Writer()
 	// SavePage prepares today's snapshot statement even for a search page:
 	// lend the old table today's columns for the call.
@@ -128,18 +129,13 @@ func TestMigrateHistoryUpgradesInPlace(t *testing.T) {
 	saveOldChart(t, old, "US", t0, 1, a, b)
 	saveOldChart(t, old, "US", t0.Add(time.Hour), 1, b, a)
 	for i, st := range []store.RunStatus{store.StatusFailed, store.StatusStoppedQuota, store.StatusInterrupted} {
-		id, err := old.StartRun(ctx, "GB", store.TriggerCLI, t0.Add(time.Duration(i)*time.Minute))
-		if err != nil {
-			t.Fatal(err)
-		}
+		id := startOldRun(t, old, "GB", store.TriggerCLI, t0.Add(time.Duration(i)*time.Minute))
 		end := store.RunEnd{Status: st, At: t0.Add(time.Hour), Units: int64(i), RefusedBy: "daily", RetryAt: t0.Add(2 * time.Hour), Error: "boom"}
 		if err := old.FinishRun(ctx, id, end); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := old.StartRun(ctx, "DE", store.TriggerSchedule, t0); err != nil { // still running
-		t.Fatal(err)
-	}
+	startOldRun(t, old, "DE", store.TriggerSchedule, t0) // still running
 	const runsQ = `SELECT * FROM runs ORDER BY id`
 	const snapsQ = `SELECT run_id, rank, region, video, fetched_at, views FROM trending_snapshots ORDER BY run_id, rank`
 	const videosQ = `SELECT id, video_id, title, first_seen FROM videos ORDER BY id`

@@ -164,11 +164,11 @@ func (db *DB) importChart(ctx context.Context, tx *sql.Tx, c ImportedChart, page
 	if err := fillKnown(ctx, tx, pages, ids); err != nil {
 		return res, err
 	}
-	if err := tx.QueryRowContext(ctx, sqlImportRun, string(c.Region), owner, first.UnixMicro()).Scan(&res.RunID); err != nil {
+	if err := tx.QueryRowContext(ctx, sqlImportRun, string(c.Region), db.self.id, first.UnixMicro()).Scan(&res.RunID); err != nil {
 		return res, fmt.Errorf("store: import chart: start run: %w", err)
 	}
 	for _, p := range pages {
-		p.RunID, p.Region, p.Kind = res.RunID, string(c.Region), PageChart
+		p.RunID, p.Region, p.Kind = res.RunID, c.Region, PageChart
 		r, err := db.savePage(ctx, p, tx, learned, pending)
 		if err != nil {
 			return res, fmt.Errorf("store: import chart %s %s: %w", c.Region, p.FetchedAt.Format(time.RFC3339), err)

@@ -61,7 +61,7 @@ func TestImportChartsBatchIndexesOnce(t *testing.T) {
 		}
 	}
 	for _, region := range []string{"US", "GB"} {
-		hits, err := db.Search(ctx, store.Query{Text: "title", Regions: []string{region}})
+		hits, err := db.Search(ctx, store.Query{Text: "title", Regions: []regions.Code{regions.Code(region)}})
 		if err != nil || len(hits) != 1 || hits[0].VideoID != "new" {
 			t.Errorf("search title in %s: %v, %v", region, ids(hits), err)
 		}

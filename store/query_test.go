@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/ytrend/ytrend/regions"
 	"github.com/ytrend/ytrend/store"
 )
 
@@ -50,10 +51,13 @@ func TestSearchHostileInput(t *testing.T) {
 			name = name[:20] + "..."
 		}
 		for _, sort := range []store.SortOrder{store.SortRelevance, store.SortRecent, store.SortViews} {
-			hits, err := db.Search(ctx, store.Query{Text: text, Sort: sort, Regions: []string{"us", text}, Channel: text,
+			hits, err := db.Search(ctx, store.Query{Text: text, Sort: sort, Regions: []regions.Code{"US"}, Channel: text,
 				MarkOpen: text, MarkClose: text})
 			if err != nil {
 				t.Errorf("Search(%q, %s): %v", name, sort, err)
+			}
+			if _, err := db.Search(ctx, store.Query{Text: "x", Regions: []regions.Code{regions.Code(text)}}); err == nil && !regions.Valid(regions.Code(text)) {
+				t.Errorf("Search with region %q: no error; the store takes parsed codes only", name)
 			}
 			if hits == nil {
 				t.Errorf("Search(%q, %s): nil slice", name, sort)

@@ -5,39 +5,31 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/ytrend/ytrend/regions"
 
 	"github.com/ytrend/ytrend/internal/secret"
 )
 
-// owner identifies this process in runs.owner: host:pid.
-var owner = func() string {
-	host, err := os.Hostname()
-	if err != nil || host == "" {
-		host = "unknown"
-	}
-	return host + ":" + strconv.Itoa(os.Getpid())
-}()
-
-// StartRun records a run of region as running, owned by this process
-// (hostname:pid), and returns its id.
-func (db *DB) StartRun(ctx context.Context, region string, trigger Trigger, at time.Time) (int64, error) {
-	region = normRegion(region)
+// StartRun records a run of region as running, owned by this process (its
+// Instance id, whose heartbeat starts with the first run), and returns its id.
+func (db *DB) StartRun(ctx context.Context, region regions.Code, trigger Trigger, at time.Time) (int64, error) {
 	switch {
-	case region == "":
-		return 0, errors.New("store: start run: empty region")
+	case !regions.Valid(region):
+		return 0, fmt.Errorf("store: start run: %q is not a region code (parse it with regions.Parse)", region)
 	case trigger != TriggerSchedule && trigger != TriggerCLI:
 		return 0, fmt.Errorf("store: start run: unknown trigger %q (want %q or %q)", trigger, TriggerSchedule, TriggerCLI)
 	case at.IsZero():
 		return 0, errors.New("store: start run: zero start time")
 	}
+	if err := db.register(ctx); err != nil {
+		return 0, err
+	}
 	var id int64
 	err := db.writer.QueryRowContext(ctx,
 		`INSERT INTO runs (region, triggered_by, owner, started_at) VALUES (?, ?, ?, ?) RETURNING id`,
-		region, string(trigger), owner, at.UnixMicro()).Scan(&id)
+		string(region), string(trigger), db.self.id, at.UnixMicro()).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("store: start run: %w", err)
 	}
@@ -86,9 +78,9 @@ func (db *DB) Runs(ctx context.Context, f RunFilter) ([]Run, error) {
 	q := `SELECT id, region, triggered_by, owner, started_at, finished_at, status, pages, videos, new_videos,
 		updated_videos, units, refused_by, retry_at, error FROM runs WHERE 1`
 	var args []any
-	if r := normRegion(f.Region); r != "" {
+	if f.Region != "" {
 		q += ` AND region = ?`
-		args = append(args, r)
+		args = append(args, string(f.Region))
 	}
 	if f.Status != "" {
 		q += ` AND status = ?`
@@ -132,15 +124,39 @@ func micros(us int64) time.Time { return time.UnixMicro(us).UTC() }
 const staleRunAge = 24 * time.Hour
 
 // MarkInterrupted marks as interrupted the runs left "running" by processes
-// that died: runs owned by this host whose pid no longer exists, and runs of
-// any host started more than a day before now. A run of a live process (a
-// concurrent ytrend fetch) is never touched. It returns how many it marked.
+// that died, on any host sharing the archive: runs whose owner's heartbeat
+// is older than four heartbeat intervals, whose owner left no row in
+// instances, or whose owner's pid no longer exists on this host. A live pid
+// proves nothing (in a container ytrend is pid 1; pids are reused). Runs of
+// binaries older than the heartbeat (owner host:pid) fall back to a day's
+// age. A run of a live process (a concurrent ytrend fetch) is never touched.
+// It returns how many it marked.
+//
+// Heartbeats are written with each owner's clock and compared with now:
+// hosts sharing an archive must agree on the time to well within a minute.
 func (db *DB) MarkInterrupted(ctx context.Context, now time.Time) (int, error) {
+	beats := map[string]int64{}
+	brows, err := db.writer.QueryContext(ctx, `SELECT id, heartbeat_at FROM instances`)
+	if err != nil {
+		return 0, fmt.Errorf("store: mark interrupted: %w", err)
+	}
+	for brows.Next() {
+		var id string
+		var hb int64
+		if err := brows.Scan(&id, &hb); err != nil {
+			brows.Close()
+			return 0, fmt.Errorf("store: mark interrupted: %w", err)
+		}
+		beats[id] = hb
+	}
+	brows.Close()
+	if err := brows.Err(); err != nil {
+		return 0, fmt.Errorf("store: mark interrupted: %w", err)
+	}
 	rows, err := db.writer.QueryContext(ctx, `SELECT id, owner, started_at FROM runs WHERE status = 'running'`)
 	if err != nil {
 		return 0, fmt.Errorf("store: mark interrupted: %w", err)
 	}
-	host := owner[:strings.LastIndexByte(owner, ':')]
 	type dead struct {
 		id  int64
 		why string
@@ -153,22 +169,8 @@ func (db *DB) MarkInterrupted(ctx context.Context, now time.Time) (int, error) {
 			rows.Close()
 			return 0, fmt.Errorf("store: mark interrupted: %w", err)
 		}
-		if own == owner {
-			continue // this process: alive by definition
-		}
-		i := strings.LastIndexByte(own, ':')
-		if i >= 0 && own[:i] == host {
-			if pid, err := strconv.Atoi(own[i+1:]); err == nil && pid > 0 {
-				if pidAlive(pid) {
-					continue // a live process here: never touched, however old
-				}
-				marks = append(marks, dead{id, "interrupted: process " + own + " is gone"})
-				continue
-			}
-		}
-		// Another host's process cannot be asked: a day is its limit.
-		if now.Sub(micros(started)) > staleRunAge {
-			marks = append(marks, dead{id, fmt.Sprintf("interrupted: still running %s after it started (owner %s)", staleRunAge, own)})
+		if why, ok := db.abandoned(own, started, beats, now); ok {
+			marks = append(marks, dead{id, why})
 		}
 	}
 	rows.Close()

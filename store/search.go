@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"modernc.org/sqlite"
-
 	"github.com/ytrend/ytrend/regions"
+
+	"modernc.org/sqlite"
 )
 
 // SortOrder orders search results.
@@ -41,7 +41,7 @@ type Query struct {
 	Text string
 	// Regions keeps videos that trended in any of these regions; their
 	// regions, best rank and last seen are then those regions' only.
-	Regions []string
+	Regions []regions.Code
 	// Since keeps videos seen (in Regions, if given) at or after it.
 	Since time.Time
 	// Channel keeps videos whose channel title contains it (ignoring case
@@ -70,14 +70,14 @@ type Query struct {
 
 // Hit is one video found by Search.
 type Hit struct {
-	VideoID      string    `json:"video_id"`
-	Title        string    `json:"title"`
-	ChannelTitle string    `json:"channel_title"`
-	Regions      []string  `json:"regions"`   // where it trended (within Query.Regions, if given), sorted
-	BestRank     int       `json:"best_rank"` // best chart rank there; 0 if never on a chart
-	LastSeen     time.Time `json:"last_seen"` // last sighting there
-	Views        *int64    `json:"views"`     // nil: hidden by the owner
-	CategoryID   string    `json:"category_id"`
+	VideoID      string         `json:"video_id"`
+	Title        string         `json:"title"`
+	ChannelTitle string         `json:"channel_title"`
+	Regions      []regions.Code `json:"regions"`   // where it trended (within Query.Regions, if given), sorted
+	BestRank     int            `json:"best_rank"` // best chart rank there; 0 if never on a chart
+	LastSeen     time.Time      `json:"last_seen"` // last sighting there
+	Views        *int64         `json:"views"`     // nil: hidden by the owner
+	CategoryID   string         `json:"category_id"`
 	// Category names CategoryID as the first of Regions with a cached name
 	// does (any region's if none has one); "" if not cached.
 	Category    string    `json:"category"`
@@ -122,112 +122,6 @@ func (db *DB) Search(ctx context.Context, q Query) ([]Hit, error) {
 	return s.run()
 }
 
-type searchStatements struct {
-	state, channels, since, docFreq, candidates, candidatesByChannel, videos, regions *sql.Stmt
-}
-
-const (
-	sqlArchiveState = `SELECT (SELECT max(last_page_at) FROM runs), (SELECT max(id) FROM videos), videos, tokens FROM archive_totals`
-	sqlChannelMatch = `SELECT id FROM channels WHERE channel_id = ? OR instr(title_fold, ?) > 0`
-	// A bounded scan: see sinceLowerBound.
-	sqlSinceBound = `SELECT min(min_video), count(*) FROM (SELECT min_video FROM runs WHERE last_page_at >= ? LIMIT ?)`
-	sqlDocFreq    = `SELECT -rowid FROM video_fts WHERE video_fts MATCH ? ORDER BY rowid LIMIT ?`
-	sqlHitVideos  = `SELECT id, video_id, title, tags, channel_title, description, published_at_s, category_id FROM videos
-		WHERE id IN (SELECT value FROM json_each(?))`
-	sqlHitRegions = `SELECT video, region FROM video_regions WHERE video IN (SELECT value FROM json_each(?1))
-		AND (?2 IS NULL OR region IN (SELECT value FROM json_each(?2))) ORDER BY video, region`
-)
-
-// sqlCandidates ranks the matches of a query inside SQLite, so that only
-// the final page of results crosses into Go (each value read back through
-// database/sql costs as much as scoring a candidate).
-//
-// The inner query walks the MATCH newest video first — by ascending rowid,
-// which is -videos.id — and applies the filters inside the scan; FTS5 stops
-// early under ORDER BY rowid LIMIT, so the cap (?6) bounds the work however
-// common the words are. ytrend_rank (rank.go) scores each candidate; SQLite
-// sorts and returns ?8 rows.
-//
-// Parameters: ?1 regions (JSON), ?2 since (µs, 0 if none), ?3 the MATCH
-// expression, ?4 the highest rowid worth reading, ?5 channel row ids (JSON),
-// ?6 the cap (-1: none), ?7 the ranking state's id, ?8 the page size, and
-// with categories ?9 their ids (JSON): a category is no facet of the index,
-// so the scan reads each match's category from its videos row.
-func sqlCandidates(raw, regions, channels, categories bool, order SortOrder) string {
-	var b strings.Builder
-	if regions {
-		// One row per matching region: a video's best rank and last
-		// sighting over those regions.
-		b.WriteString(`SELECT id, ytrend_rank(?7, id, max(seen), min(best), terms, len, fts_rank) AS score,
-			max(seen) AS seen, min(best) AS best, views`)
-	} else {
-		b.WriteString(`SELECT id, ytrend_rank(?7, id, seen, best, terms, len, fts_rank) AS score, seen, best, views`)
-	}
-	b.WriteString(` FROM (SELECT -f.rowid AS id, s.views AS views, s.doc_len AS len, s.terms AS terms, `)
-	if raw {
-		b.WriteString(`f.rank AS fts_rank, `)
-	} else {
-		b.WriteString(`NULL AS fts_rank, `)
-	}
-	if regions {
-		b.WriteString(`r.last_seen AS seen, r.best_rank AS best FROM video_fts f JOIN video_stats s ON s.video = -f.rowid
-			JOIN video_regions r ON r.video = -f.rowid AND r.region IN (SELECT value FROM json_each(?1)) AND r.last_seen >= ?2`)
-	} else {
-		b.WriteString(`s.last_seen AS seen, s.best_rank AS best FROM video_fts f JOIN video_stats s ON s.video = -f.rowid`)
-	}
-	b.WriteString(` WHERE f.video_fts MATCH ?3 AND f.rowid <= ?4`)
-	if !regions {
-		b.WriteString(` AND s.last_seen >= ?2`)
-	}
-	if channels {
-		b.WriteString(` AND s.channel IN (SELECT value FROM json_each(?5))`)
-	}
-	if categories {
-		b.WriteString(` AND (SELECT v.category_id FROM videos v WHERE v.id = -f.rowid) IN (SELECT value FROM json_each(?9))`)
-	}
-	b.WriteString(` ORDER BY f.rowid LIMIT ?6)`)
-	if regions {
-		b.WriteString(` GROUP BY id`)
-	}
-	switch order {
-	case SortRecent:
-		b.WriteString(` ORDER BY seen DESC, score DESC, id DESC`)
-	case SortViews:
-		b.WriteString(` ORDER BY views IS NULL, views DESC, score DESC, id DESC`)
-	default:
-		b.WriteString(` ORDER BY score DESC, seen DESC, id DESC`)
-	}
-	b.WriteString(` LIMIT ?8`)
-	return b.String()
-}
-
-func (db *DB) searchStatements(ctx context.Context, q Query, pq parsedQuery) (*searchStatements, error) {
-	var st searchStatements
-	var err error
-	get := func(query string) *sql.Stmt {
-		if err != nil {
-			return nil
-		}
-		var s *sql.Stmt
-		s, err = db.readStmt(ctx, query)
-		return s
-	}
-	st.state = get(sqlArchiveState)
-	st.channels = get(sqlChannelMatch)
-	st.since = get(sqlSinceBound)
-	st.docFreq = get(sqlDocFreq)
-	// The channel variant is needed only for broad channel filters; prepare
-	// both, the lookup is cheap.
-	cats := len(q.Categories) > 0
-	st.candidates = get(sqlCandidates(pq.raw, len(q.Regions) > 0, false, cats, q.Sort))
-	if q.Channel != "" {
-		st.candidatesByChannel = get(sqlCandidates(pq.raw, len(q.Regions) > 0, true, cats, q.Sort))
-	}
-	st.videos = get(sqlHitVideos)
-	st.regions = get(sqlHitRegions)
-	return &st, err
-}
-
 // searcher is one search inside its read transaction.
 type searcher struct {
 	ctx context.Context
@@ -256,14 +150,16 @@ func normalizeQuery(q Query) (Query, error) {
 	if q.MarkOpen == "" && q.MarkClose == "" {
 		q.MarkOpen, q.MarkClose = "[", "]"
 	}
-	var regions []string
+	var codes []regions.Code
 	for _, r := range q.Regions {
-		r = strings.ToUpper(strings.TrimSpace(r))
-		if r != "" && !slices.Contains(regions, r) {
-			regions = append(regions, r)
+		if !regions.Valid(r) {
+			return q, fmt.Errorf("store: search: %q is not a region code (parse it with regions.Parse)", r)
+		}
+		if !slices.Contains(codes, r) {
+			codes = append(codes, r)
 		}
 	}
-	q.Regions = regions
+	q.Regions = codes
 	q.Channel = strings.TrimSpace(q.Channel)
 	return q, nil
 }
@@ -302,15 +198,23 @@ func (s searcher) run() ([]Hit, error) {
 	// Filters become facet terms of the MATCH (FTS5 intersects them with
 	// the words, skipping what cannot match), and for regions a join that
 	// yields the per-region rank and sighting.
+	//
+	// Never with raw text: it is the user's FTS5 syntax, and parentheses
+	// around it do not contain it ("a) OR (b" would turn the filter into
+	// one side of an OR). A raw query's filters are SQL conditions only:
+	// the region join, the channel list and the since bound hold whatever
+	// the text says.
 	var f candidateFilter
 	f.expr = s.pq.expr
 	if len(s.q.Regions) > 0 {
 		f.regions = jsonIDs(s.q.Regions)
-		facets := make([]string, len(s.q.Regions))
-		for i, r := range s.q.Regions {
-			facets[i] = regionFacet(r)
+		if !s.pq.raw {
+			facets := make([]string, len(s.q.Regions))
+			for i, r := range s.q.Regions {
+				facets[i] = regionFacet(r)
+			}
+			f.expr = "(" + f.expr + ") AND " + facetFilter(facets)
 		}
-		f.expr = "(" + f.expr + ") AND " + facetFilter(facets)
 	}
 	if s.q.Channel != "" {
 		ids, err := s.channelIDs()
@@ -320,7 +224,7 @@ func (s searcher) run() ([]Hit, error) {
 		if len(ids) == 0 {
 			return []Hit{}, nil
 		}
-		if len(ids) <= maxChannelFacets {
+		if len(ids) <= maxChannelFacets && !s.pq.raw {
 			facets := make([]string, len(ids))
 			for i, id := range ids {
 				facets[i] = channelFacet(id)
@@ -533,7 +437,7 @@ func (s searcher) materialize(cands []candidate) ([]Hit, error) {
 			BestRank: c.bestRank,
 			LastSeen: micros(c.lastSeen),
 			Score:    c.score,
-			Regions:  []string{},
+			Regions:  []regions.Code{},
 		}
 		if c.views.Valid {
 			v := c.views.Int64
@@ -566,18 +470,18 @@ func (s searcher) materialize(cands []candidate) ([]Hit, error) {
 		return nil, fmt.Errorf("store: search: %d of %d matched videos vanished", len(cands)-found, len(cands))
 	}
 
-	var inRegions any
+	var within any
 	if len(s.q.Regions) > 0 {
-		inRegions = jsonIDs(s.q.Regions)
+		within = jsonIDs(s.q.Regions)
 	}
-	rows, err = s.stmt(s.st.regions).QueryContext(s.ctx, jsonIDs(ids), inRegions)
+	rows, err = s.stmt(s.st.regions).QueryContext(s.ctx, jsonIDs(ids), within)
 	if err != nil {
 		return nil, fmt.Errorf("store: search: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var id int64
-		var region string
+		var region regions.Code
 		if err := rows.Scan(&id, &region); err != nil {
 			return nil, fmt.Errorf("store: search: %w", err)
 		}
@@ -593,19 +497,7 @@ func (s searcher) materialize(cands []candidate) ([]Hit, error) {
 		return nil, fmt.Errorf("store: search: %w", err)
 	}
 	for i := range hits {
-		h := &hits[i]
-		rs := make([]regions.Code, len(h.Regions))
-		for j, r := range h.Regions {
-			rs[j] = regions.Code(r)
-		}
-		h.Category = names.name(h.CategoryID, rs...)
+		hits[i].Category = names.name(hits[i].CategoryID, hits[i].Regions...)
 	}
 	return hits, nil
-}
-
-func placeholders(n int) string {
-	if n <= 0 {
-		return ""
-	}
-	return strings.Repeat("?,", n-1) + "?"
 }

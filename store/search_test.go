@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ytrend/ytrend/regions"
 	"github.com/ytrend/ytrend/store"
 )
 
@@ -16,7 +17,7 @@ import (
 const day = 24 * time.Hour
 
 type sighting struct {
-	region string
+	region regions.Code
 	rank   int
 	at     time.Duration // after t0
 }
@@ -179,7 +180,7 @@ func TestSearchHitFields(t *testing.T) {
 	}
 	h := hits[0]
 	want := store.Hit{VideoID: "multi", Title: "World Cup final highlights", ChannelTitle: "FIFA",
-		Regions: []string{"BR", "GB", "US"}, BestRank: 1, LastSeen: t0.Add(10 * day), Views: i64(5_000_000),
+		Regions: []regions.Code{"BR", "GB", "US"}, BestRank: 1, LastSeen: t0.Add(10 * day), Views: i64(5_000_000),
 		Snippet: "[World] [Cup] final highlights", PublishedAt: time.Time{}, Score: h.Score}
 	want.PublishedAt = h.PublishedAt
 	if !reflect.DeepEqual(h, want) {
@@ -202,14 +203,14 @@ func TestSearchFilters(t *testing.T) {
 		q    store.Query
 		want []string
 	}{
-		{"region US", store.Query{Text: "eclipse", Regions: []string{"US"}}, []string{"en1", "en4", "en2", "en3"}},
-		{"region lower case", store.Query{Text: "eclipse", Regions: []string{"us"}}, []string{"en1", "en4", "en2", "en3"}},
-		{"region without match", store.Query{Text: "eclipse", Regions: []string{"JP"}}, []string{}},
-		{"two regions", store.Query{Text: "world cup", Regions: []string{"GB", "JP"}}, []string{"multi"}},
+		{"region US", store.Query{Text: "eclipse", Regions: []regions.Code{"US"}}, []string{"en1", "en4", "en2", "en3"}},
+		{"region", store.Query{Text: "eclipse", Regions: []regions.Code{"US"}}, []string{"en1", "en4", "en2", "en3"}},
+		{"region without match", store.Query{Text: "eclipse", Regions: []regions.Code{"JP"}}, []string{}},
+		{"two regions", store.Query{Text: "world cup", Regions: []regions.Code{"GB", "JP"}}, []string{"multi"}},
 		{"since", store.Query{Text: "eclipse", Since: t0.Add(5 * day)}, []string{"en1", "s1", "en3"}},
 		{"since, nothing that recent", store.Query{Text: "eclipse", Since: t0.Add(11 * day)}, []string{}},
-		{"since per region", store.Query{Text: "world cup", Regions: []string{"US"}, Since: t0.Add(9*day + time.Hour)}, []string{}},
-		{"since per region, BR", store.Query{Text: "world cup", Regions: []string{"BR"}, Since: t0.Add(9*day + time.Hour)}, []string{"multi"}},
+		{"since per region", store.Query{Text: "world cup", Regions: []regions.Code{"US"}, Since: t0.Add(9*day + time.Hour)}, []string{}},
+		{"since per region, BR", store.Query{Text: "world cup", Regions: []regions.Code{"BR"}, Since: t0.Add(9*day + time.Hour)}, []string{"multi"}},
 		{"channel substring", store.Query{Text: "eclipse", Channel: "sky news"}, []string{"en1", "en4", "en3"}},
 		{"channel case", store.Query{Text: "eclipse", Channel: "SKY NEWS ARCHIVE"}, []string{"en4"}},
 		{"channel id", store.Query{Text: "eclipse", Channel: "UCgadget"}, []string{"en2"}},
@@ -217,7 +218,7 @@ func TestSearchFilters(t *testing.T) {
 		{"channel accents", store.Query{Text: "paris", Channel: "METEO"}, []string{"fr1"}},
 		{"channel Japanese", store.Query{Text: "東京", Channel: "ウェザー"}, []string{"ja1"}},
 		{"channel unknown", store.Query{Text: "eclipse", Channel: "nobody"}, []string{}},
-		{"all filters", store.Query{Text: "eclipse", Regions: []string{"US"}, Since: t0.Add(2 * day), Channel: "sky"}, []string{"en1", "en4", "en3"}},
+		{"all filters", store.Query{Text: "eclipse", Regions: []regions.Code{"US"}, Since: t0.Add(2 * day), Channel: "sky"}, []string{"en1", "en4", "en3"}},
 	} {
 		got := ids(search(t, db, tc.q))
 		if !slices.Equal(got, tc.want) {
@@ -225,12 +226,12 @@ func TestSearchFilters(t *testing.T) {
 		}
 	}
 	// With a region filter a hit shows that region's rank and sighting only.
-	hits := search(t, db, store.Query{Text: "world cup", Regions: []string{"GB"}})
-	if len(hits) != 1 || !reflect.DeepEqual(hits[0].Regions, []string{"GB"}) || hits[0].BestRank != 2 || !hits[0].LastSeen.Equal(t0.Add(9*day)) {
+	hits := search(t, db, store.Query{Text: "world cup", Regions: []regions.Code{"GB"}})
+	if len(hits) != 1 || !reflect.DeepEqual(hits[0].Regions, []regions.Code{"GB"}) || hits[0].BestRank != 2 || !hits[0].LastSeen.Equal(t0.Add(9*day)) {
 		t.Errorf("world cup in GB: %+v", hits)
 	}
-	hits = search(t, db, store.Query{Text: "world cup", Regions: []string{"US", "GB"}})
-	if len(hits) != 1 || !reflect.DeepEqual(hits[0].Regions, []string{"GB", "US"}) || hits[0].BestRank != 2 {
+	hits = search(t, db, store.Query{Text: "world cup", Regions: []regions.Code{"US", "GB"}})
+	if len(hits) != 1 || !reflect.DeepEqual(hits[0].Regions, []regions.Code{"GB", "US"}) || hits[0].BestRank != 2 {
 		t.Errorf("world cup in US+GB: %+v", hits)
 	}
 }
@@ -325,7 +326,7 @@ func TestFiltersApplyBeforeCap(t *testing.T) {
 		savePage(t, db, store.Page{RunID: run, Region: "US", FetchedAt: t0.Add(day + time.Duration(p)*time.Second), FirstRank: 1 + 50*p, Videos: vs})
 	}
 	for _, q := range []store.Query{
-		{Text: "common", Regions: []string{"JP"}},
+		{Text: "common", Regions: []regions.Code{"JP"}},
 		{Text: "common", Channel: "rare"},
 		{Text: "common", Since: t0.Add(-time.Hour), Channel: "UCrare"},
 	} {

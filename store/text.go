@@ -8,6 +8,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/ytrend/ytrend/regions"
 )
 
 // This file mirrors, in Go, what the FTS5 tokenizer does with text
@@ -247,7 +249,7 @@ func channelFacet(id int64) string { return facetMark + "c" + strconv.FormatInt(
 // regionFacet is the facet of a region code. Only ASCII letters and digits
 // are kept, so that a region typed on a command line can never carry FTS5
 // syntax into the MATCH expression.
-func regionFacet(region string) string {
+func regionFacet(region regions.Code) string {
 	var b strings.Builder
 	b.WriteString(facetMark + "r")
 	for i := 0; i < len(region); i++ {

@@ -1,6 +1,10 @@
 package store
 
-import "time"
+import (
+	"time"
+
+	"github.com/ytrend/ytrend/regions"
+)
 
 // Video is one video's latest metadata as the API returned it.
 type Video struct {
@@ -41,7 +45,7 @@ const (
 // Page is one fetched page of up to 50 videos, saved in one transaction.
 type Page struct {
 	RunID     int64
-	Region    string
+	Region    regions.Code
 	FetchedAt time.Time
 	Kind      PageKind
 	// FirstRank is the chart rank (1-based) of Videos[0]; Videos[i] has
@@ -69,11 +73,11 @@ type VideoStats struct {
 
 // RegionStat is one video's trending history in one region.
 type RegionStat struct {
-	Region    string    `json:"region"`
-	BestRank  int       `json:"best_rank"`
-	LastRank  int       `json:"last_rank"`
-	LastSeen  time.Time `json:"last_seen"`
-	Snapshots int       `json:"snapshots"`
+	Region    regions.Code `json:"region"`
+	BestRank  int          `json:"best_rank"`
+	LastRank  int          `json:"last_rank"`
+	LastSeen  time.Time    `json:"last_seen"`
+	Snapshots int          `json:"snapshots"`
 }
 
 // Counts summarises the archive.
@@ -112,13 +116,13 @@ const (
 
 // Run is one fetch of one region's chart.
 type Run struct {
-	ID         int64     `json:"id"`
-	Region     string    `json:"region"`
-	Trigger    Trigger   `json:"trigger"`
-	Owner      string    `json:"owner"` // host:pid of the process that ran it
-	StartedAt  time.Time `json:"started_at"`
-	FinishedAt time.Time `json:"finished_at"` // zero while running
-	Status     RunStatus `json:"status"`
+	ID         int64        `json:"id"`
+	Region     regions.Code `json:"region"`
+	Trigger    Trigger      `json:"trigger"`
+	Owner      string       `json:"owner"` // the instance id (host:pid:random) of the process that ran it
+	StartedAt  time.Time    `json:"started_at"`
+	FinishedAt time.Time    `json:"finished_at"` // zero while running
+	Status     RunStatus    `json:"status"`
 
 	Pages         int   `json:"pages"`
 	Videos        int   `json:"videos"`
@@ -145,7 +149,7 @@ type RunEnd struct {
 
 // RunFilter selects runs; zero fields select everything.
 type RunFilter struct {
-	Region string
+	Region regions.Code
 	Limit  int // default 20
 	Status RunStatus
 }

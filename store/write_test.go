@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ytrend/ytrend/regions"
 	"github.com/ytrend/ytrend/store"
 )
 
@@ -103,7 +105,7 @@ func TestSavePageRoundTrip(t *testing.T) {
 	hidden.Views, hidden.Likes, hidden.Comments = nil, nil, i64(0) // hidden is not zero
 	hidden.Tags = nil
 	odd := store.Video{ID: "odd", Title: "null\x00byte and bad \xff utf8", Tags: []string{" spaced ", "", "multi\nline"}}
-	saveChart(t, db, "us", t0, 5, full, hidden, odd)
+	saveChart(t, db, "US", t0, 5, full, hidden, odd)
 
 	for _, tc := range []struct {
 		id   string
@@ -185,7 +187,7 @@ func TestVideoStatsAcrossRegions(t *testing.T) {
 	if err != nil || len(hits) != 1 {
 		t.Fatal(hits, err)
 	}
-	if h := hits[0]; !reflect.DeepEqual(h.Regions, []string{"DE", "JP", "US"}) || h.BestRank != 1 || !h.LastSeen.Equal(t0.Add(5*time.Hour)) {
+	if h := hits[0]; !reflect.DeepEqual(h.Regions, []regions.Code{"DE", "JP", "US"}) || h.BestRank != 1 || !h.LastSeen.Equal(t0.Add(5*time.Hour)) {
 		t.Errorf("hit %+v", h)
 	}
 }
@@ -273,8 +275,11 @@ func TestDeleteVideos(t *testing.T) {
 func TestRuns(t *testing.T) {
 	db, _ := openDB(t)
 	ctx := context.Background()
-	host, _ := os.Hostname()
-	a, err := db.StartRun(ctx, "us", store.TriggerSchedule, t0)
+	// The store takes parsed codes: "us" was never through regions.Parse.
+	if _, err := db.StartRun(ctx, "us", store.TriggerSchedule, t0); err == nil {
+		t.Fatal(`StartRun("us"): no error; want the unparsed code refused`)
+	}
+	a, err := db.StartRun(ctx, "US", store.TriggerSchedule, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +301,7 @@ func TestRuns(t *testing.T) {
 	if got := []int64{all[0].ID, all[1].ID, all[2].ID}; !reflect.DeepEqual(got, []int64{c, b, a}) {
 		t.Fatalf("runs not newest first: %v", got)
 	}
-	wantB := store.Run{ID: b, Region: "JP", Trigger: store.TriggerCLI, Owner: host + ":" + strconv.Itoa(os.Getpid()),
+	wantB := store.Run{ID: b, Region: "JP", Trigger: store.TriggerCLI, Owner: db.Instance(),
 		StartedAt: t0.Add(time.Minute), FinishedAt: t0.Add(90 * time.Second), Status: store.StatusStoppedQuota, Units: 7,
 		RefusedBy: "daily", RetryAt: t0.Add(10 * time.Hour),
 		Error: "GET https://www.googleapis.com/youtube/v3/videos?chart=mostPopular&key=REDACTED&part=id: quota"}
@@ -313,7 +318,7 @@ func TestRuns(t *testing.T) {
 		f    store.RunFilter
 		want []int64
 	}{
-		{store.RunFilter{Region: "us"}, []int64{c, a}},
+		{store.RunFilter{Region: "US"}, []int64{c, a}},
 		{store.RunFilter{Status: store.StatusOK}, []int64{a}},
 		{store.RunFilter{Region: "US", Status: store.StatusRunning}, []int64{c}},
 		{store.RunFilter{Limit: 1}, []int64{c}},
@@ -368,17 +373,42 @@ func TestMarkInterrupted(t *testing.T) {
 		}
 		return id
 	}
-	me := host + ":" + strconv.Itoa(os.Getpid())
+	beat := func(owner string, at time.Time) {
+		if _, err := db.Writer().ExecContext(ctx, `INSERT INTO instances (id, host, pid, started_at, heartbeat_at) VALUES (?, 'h', 1, 0, ?)`,
+			owner, at.UnixMicro()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// This process's own run: it registers at its first StartRun.
+	mine, err := db.StartRun(ctx, "US", store.TriggerCLI, now.Add(-72*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Owners with a heartbeat (host:pid:random).
+	pid1Here := host + ":1:0a0b0c"                            // a container's pid 1: alive, proves nothing
+	deadHere := host + ":" + strconv.Itoa(deadPID(t)) + ":0d" // fresh beat, but its pid is gone
+	beat(pid1Here+"-stale", now.Add(-61*time.Second))
+	beat(pid1Here+"-fresh", now.Add(-59*time.Second))
+	beat(deadHere, now.Add(-time.Second))
+	beat("elsewhere:7:1f", now.Add(-10*time.Second))
+	beat("elsewhere:8:2f", now.Add(-10*time.Minute))
+	// Owners from binaries older than the heartbeat (host:pid).
 	parent := host + ":" + strconv.Itoa(os.Getppid())
 	dead := host + ":" + strconv.Itoa(deadPID(t))
 	runs := map[string]int64{
-		"this process, old":          insert(me, now.Add(-72*time.Hour)),
-		"live process here, old":     insert(parent, now.Add(-72*time.Hour)),
-		"dead process here":          insert(dead, now.Add(-time.Minute)),
-		"other host, recent":         insert("elsewhere:1234", now.Add(-time.Hour)),
-		"other host, over a day":     insert("elsewhere:1234", now.Add(-25*time.Hour)),
-		"finished, dead process":     insert(dead, now.Add(-time.Hour)),
-		"unparsable owner, over day": insert("garbage", now.Add(-25*time.Hour)),
+		"heartbeat stale, pid 1 alive here": insert(pid1Here+"-stale", now.Add(-time.Hour)),
+		"heartbeat fresh, pid 1 alive here": insert(pid1Here+"-fresh", now.Add(-72*time.Hour)),
+		"heartbeat fresh, pid gone here":    insert(deadHere, now.Add(-time.Minute)),
+		"heartbeat fresh, other host":       insert("elsewhere:7:1f", now.Add(-72*time.Hour)),
+		"heartbeat stale, other host":       insert("elsewhere:8:2f", now.Add(-time.Minute)),
+		"instance without a row":            insert(host+":"+strconv.Itoa(os.Getppid())+":3f", now.Add(-time.Minute)),
+		"old binary, live pid here, recent": insert(parent, now.Add(-time.Hour)),
+		"old binary, live pid here, old":    insert(parent, now.Add(-72*time.Hour)),
+		"old binary, dead process here":     insert(dead, now.Add(-time.Minute)),
+		"old binary, other host, recent":    insert("elsewhere:1234", now.Add(-time.Hour)),
+		"old binary, other host, over day":  insert("elsewhere:1234", now.Add(-25*time.Hour)),
+		"finished, dead process":            insert(dead, now.Add(-time.Hour)),
+		"unparsable owner, over day":        insert("garbage", now.Add(-25*time.Hour)),
 	}
 	if err := db.FinishRun(ctx, runs["finished, dead process"], store.RunEnd{Status: store.StatusOK, At: now}); err != nil {
 		t.Fatal(err)
@@ -387,18 +417,26 @@ func TestMarkInterrupted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n != 3 {
-		t.Errorf("marked %d runs, want 3", n)
+	if n != 8 {
+		t.Errorf("marked %d runs, want 8", n)
 	}
 	want := map[string]store.RunStatus{
-		"this process, old":          store.StatusRunning,
-		"live process here, old":     store.StatusRunning,
-		"dead process here":          store.StatusInterrupted,
-		"other host, recent":         store.StatusRunning,
-		"other host, over a day":     store.StatusInterrupted,
-		"finished, dead process":     store.StatusOK,
-		"unparsable owner, over day": store.StatusInterrupted,
+		"heartbeat stale, pid 1 alive here": store.StatusInterrupted,
+		"heartbeat fresh, pid 1 alive here": store.StatusRunning,
+		"heartbeat fresh, pid gone here":    store.StatusInterrupted,
+		"heartbeat fresh, other host":       store.StatusRunning,
+		"heartbeat stale, other host":       store.StatusInterrupted,
+		"instance without a row":            store.StatusInterrupted,
+		"old binary, live pid here, recent": store.StatusRunning,
+		"old binary, live pid here, old":    store.StatusInterrupted,
+		"old binary, dead process here":     store.StatusInterrupted,
+		"old binary, other host, recent":    store.StatusRunning,
+		"old binary, other host, over day":  store.StatusInterrupted,
+		"finished, dead process":            store.StatusOK,
+		"unparsable owner, over day":        store.StatusInterrupted,
 	}
+	runs["this process, old"] = mine
+	want["this process, old"] = store.StatusRunning
 	all, _ := db.Runs(ctx, store.RunFilter{Limit: 100})
 	byID := map[int64]store.Run{}
 	for _, r := range all {
@@ -415,5 +453,67 @@ func TestMarkInterrupted(t *testing.T) {
 	}
 	if n, _ := db.MarkInterrupted(ctx, now); n != 0 {
 		t.Errorf("second MarkInterrupted marked %d", n)
+	}
+}
+
+// A process registers at its first run, beats while it lives and leaves no
+// row when it closes; a run it left running is then abandoned.
+func TestInstanceHeartbeat(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a.db")
+	ctx := context.Background()
+	db, err := store.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.SetHeartbeat(db, 20*time.Millisecond)
+	heartbeat := func(id string) (int64, bool) {
+		var hb int64
+		err := db.Writer().QueryRowContext(ctx, `SELECT heartbeat_at FROM instances WHERE id = ?`, id).Scan(&hb)
+		return hb, err == nil
+	}
+	if _, ok := heartbeat(db.Instance()); ok {
+		t.Fatal("registered before any run")
+	}
+	host, _ := os.Hostname()
+	if parts := strings.Split(db.Instance(), ":"); len(parts) != 3 || parts[0] != host || parts[1] != strconv.Itoa(os.Getpid()) || len(parts[2]) != 12 {
+		t.Errorf("instance id %q, want host:pid:12 hex digits", db.Instance())
+	}
+	run, err := db.StartRun(ctx, "US", store.TriggerCLI, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, ok := heartbeat(db.Instance())
+	if !ok {
+		t.Fatal("no row after StartRun")
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if hb, _ := heartbeat(db.Instance()); hb > first {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the heartbeat never moved")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	owner := db.Instance()
+	db.Close() // with the run still running: a crash as far as the run goes
+
+	db2, err := store.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db2.Close()
+	var rows int
+	db2.Writer().QueryRowContext(ctx, `SELECT count(*) FROM instances WHERE id = ?`, owner).Scan(&rows)
+	if rows != 0 {
+		t.Errorf("%d instance rows after Close, want 0", rows)
+	}
+	if n, err := db2.MarkInterrupted(ctx, time.Now()); n != 1 || err != nil {
+		t.Fatalf("MarkInterrupted: %d, %v; want the closed process's run", n, err)
+	}
+	rs, _ := db2.Runs(ctx, store.RunFilter{})
+	if len(rs) != 1 || rs[0].ID != run || rs[0].Status != store.StatusInterrupted || !strings.Contains(rs[0].Error, "has exited") {
+		t.Errorf("runs %+v", rs)
 	}
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/ytrend/ytrend/ingest"
 	"github.com/ytrend/ytrend/internal/secret"
 	"github.com/ytrend/ytrend/regions"
-	"github.com/ytrend/ytrend/store"
 )
 
 func (c *cli) fetchCmd() *cobra.Command {
@@ -52,15 +51,15 @@ budget refused (try again after the retry-after it prints); 1 errors.`,
 			if err != nil {
 				return err
 			}
-			stop := newStopper(cmd.Context(), c.stderr)
+			stop := newStop(cmd.Context(), tellUser(c.stderr, "finishing the page in flight"))
 			defer stop.close()
-			f, err := ingest.New(stop.ctx, a.limiter, a.db, fetcherOptions(a.cfg, key, a.log))
+			f, err := ingest.New(stop.Hard, a.limiter, a.db, fetcherOptions(a.cfg, key, a.log))
 			if err != nil {
 				return err
 			}
 			var reports []ingest.Report
 			for _, code := range codes {
-				job := jobFor(a.cfg.Region(code), store.TriggerCLI, stop.Soft())
+				job := ingest.Job{Region: a.cfg.Region(code), Trigger: ingest.TriggerCLI, Stop: stop.Soft.Done()}
 				if cmd.Flags().Changed("pages") {
 					job.Pages = pages
 				}
@@ -68,9 +67,9 @@ budget refused (try again after the retry-after it prints); 1 errors.`,
 					job.Searches = nil
 				}
 				job.Progress = func(p ingest.Progress) { printProgress(c.stderr, p, job.Pages) }
-				rep := f.Fetch(stop.ctx, job)
+				rep := f.Fetch(stop.Hard, job)
 				reports = append(reports, rep)
-				if rep.Status == store.StatusInterrupted {
+				if rep.Status == ingest.StatusInterrupted {
 					break
 				}
 			}
@@ -119,18 +118,6 @@ func parseRegions(args []string) ([]regions.Code, error) {
 	return codes, nil
 }
 
-// jobFor turns a configured region into a fetch.
-func jobFor(r config.Region, trigger store.Trigger, stop <-chan struct{}) ingest.Job {
-	job := ingest.Job{
-		Region: regions.Code(r.Code), Pages: r.Pages, Category: r.Category,
-		Trigger: trigger, Stop: stop,
-	}
-	for _, s := range r.Searches {
-		job.Searches = append(job.Searches, ingest.Search{Q: s.Q, Order: s.Order, PublishedWithin: s.PublishedWithin.D(), Pages: s.Pages})
-	}
-	return job
-}
-
 func fetcherOptions(cfg *config.Config, key secret.Value, log *slog.Logger) ingest.Options {
 	return ingest.Options{
 		Endpoint: cfg.YouTube.Endpoint, APIKey: key,
@@ -142,11 +129,11 @@ func fetcherOptions(cfg *config.Config, key secret.Value, log *slog.Logger) inge
 
 func printProgress(w io.Writer, p ingest.Progress, pages int) {
 	kind := "page"
-	if p.Kind == store.PageSearch {
+	if p.Kind == ingest.PageSearch {
 		kind = "search page"
 	}
 	total := ""
-	if p.Kind == store.PageChart {
+	if p.Kind == ingest.PageChart {
 		total = fmt.Sprintf("/%d", pages)
 	}
 	fmt.Fprintf(w, "%s %s %d%s: %d videos (%d new, %d updated), %d units so far, %d remaining\n",
@@ -164,9 +151,9 @@ func printSummary(w io.Writer, reports []ingest.Report) {
 
 func detail(r ingest.Report) string {
 	switch r.Status {
-	case store.StatusOK:
+	case ingest.StatusOK:
 		return ""
-	case store.StatusStoppedQuota:
+	case ingest.StatusStoppedQuota:
 		return fmt.Sprintf("refused by %s; quota frees up at %s (in %s)", r.RefusedBy,
 			r.RetryAt.Format(time.RFC3339), config.FormatDuration(time.Until(r.RetryAt).Round(time.Second)))
 	default:
@@ -206,7 +193,7 @@ func reportsJSON(reports []ingest.Report) []reportJSON {
 			j.RetryAt = r.RetryAt.Format(time.RFC3339)
 			j.RetryAfterSeconds = max(0, time.Until(r.RetryAt).Seconds())
 		}
-		if r.Err != nil && r.Status != store.StatusOK {
+		if r.Err != nil && r.Status != ingest.StatusOK {
 			j.Error = r.Err.Error()
 		}
 		out = append(out, j)
@@ -219,9 +206,9 @@ func exitFor(reports []ingest.Report) error {
 	code := exitOK
 	for _, r := range reports {
 		switch r.Status {
-		case store.StatusFailed, store.StatusInterrupted:
+		case ingest.StatusFailed, ingest.StatusInterrupted:
 			code = exitError
-		case store.StatusStoppedQuota:
+		case ingest.StatusStoppedQuota:
 			if code == exitOK {
 				code = exitTempFail
 			}

@@ -86,7 +86,7 @@ when stderr is a terminal; a summary per file always does.`,
 				return err
 			}
 			defer a.close()
-			stop := newStopper(cmd.Context(), c.stderr)
+			stop := newStop(cmd.Context(), tellUser(c.stderr, "storing the charts already read"))
 			defer stop.close()
 
 			var reports []importReport
@@ -181,7 +181,7 @@ type skipJSON struct {
 
 // run imports the file in batches of about store.ImportBatchRows rows, one
 // transaction each, until its end, a stop, or an error.
-func (f *importFile) run(stop *stopper, db *store.DB, stderr io.Writer) (rep importReport, err error) {
+func (f *importFile) run(stop *stop, db *store.DB, stderr io.Writer) (rep importReport, err error) {
 	rep = importReport{File: f.path, Format: string(f.r.Format())}
 	start := time.Now()
 	p := newProgress(stderr, f.path+": imported", "rows", 0)
@@ -202,7 +202,7 @@ func (f *importFile) run(stop *stopper, db *store.DB, stderr io.Writer) (rep imp
 		if len(batch) == 0 {
 			return nil
 		}
-		res, err := db.ImportCharts(stop.ctx, batch)
+		res, err := db.ImportCharts(stop.Hard, batch)
 		if err != nil {
 			rep.Error = err.Error()
 			return fmt.Errorf("%s: %w", f.path, err)
@@ -227,7 +227,7 @@ func (f *importFile) run(stop *stopper, db *store.DB, stderr io.Writer) (rep imp
 	}
 	for {
 		select {
-		case <-stop.Soft():
+		case <-stop.Soft.Done():
 			// The charts already read are stored: a moment's work.
 			if err := flush(); err != nil {
 				return rep, err

@@ -35,7 +35,7 @@ optimize loses nothing and the next one carries on.`,
 				return err
 			}
 			defer a.close()
-			return maintain(cmd.Context(), a)
+			return a.maintain(cmd.Context())
 		},
 	}
 }

@@ -261,10 +261,10 @@ func checkRunsByOwner(t *testing.T, replicas []*replica, killed *replica, backen
 		t.Errorf("%s: the runs' owners in time order are %v, want one stretch per leader, three leaders", backend, owners)
 	}
 	for _, r := range replicas {
-		owner := fmt.Sprintf(":%d", r.cmd.Process.Pid)
+		owner := fmt.Sprintf(":%d:", r.cmd.Process.Pid) // host:pid:random
 		var pages int64
 		for o, p := range byOwner {
-			if strings.HasSuffix(o, owner) {
+			if strings.Contains(o, owner) {
 				pages += p
 			}
 		}

@@ -63,7 +63,8 @@ func exitCode(t *testing.T, cmd *exec.Cmd, within time.Duration) (int, time.Dura
 
 // TestSIGTERMStoresThePageInFlight: a SIGTERM while a page request is in
 // flight lets that page arrive and be stored, records the run as
-// interrupted, and exits within the shutdown deadline.
+// interrupted, and exits without reaching the shutdown deadline (which
+// would say so in the log and cancel the page).
 func TestSIGTERMStoresThePageInFlight(t *testing.T) {
 	t.Parallel()
 	inFlight := make(chan struct{}, 16)
@@ -96,12 +97,12 @@ regions:
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	code, took := exitCode(t, cmd, 20*time.Second)
+	code, _ := exitCode(t, cmd, 60*time.Second)
 	if code != 0 {
 		t.Errorf("exit %d after SIGTERM, want 0; logs:\n%s", code, logs)
 	}
-	if took > 8*time.Second {
-		t.Errorf("took %s to exit, beyond the 8s shutdown deadline", took)
+	if strings.Contains(logs.String(), "cancelling in-flight runs") {
+		t.Errorf("the shutdown reached its deadline; logs:\n%s", logs)
 	}
 	db := w.openDB()
 	runs, err := db.Runs(context.Background(), store.RunFilter{})
@@ -123,12 +124,14 @@ regions:
 }
 
 // TestSecondSignalExitsAtOnce: with a page stuck for a long time, a second
-// signal ends the process without waiting for the deadline.
+// signal ends the process without waiting for the deadline. The page takes
+// a minute and the deadline is ten: an exit at all means the second signal
+// ended it (the harness gives up long before either).
 func TestSecondSignalExitsAtOnce(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, sim.Config{Faults: sim.Faults{Latency: time.Minute}})
 	w.config(`
-scheduler: {shutdown_timeout: 60s}
+scheduler: {shutdown_timeout: 10m}
 regions:
   - {code: US, cron: "@every 1s", pages: 4}
 `)
@@ -137,8 +140,9 @@ regions:
 	cmd.Process.Signal(syscall.SIGTERM)
 	waitFor(t, "the shutdown to begin", 10*time.Second, func() bool { return strings.Contains(logs.String(), "shutting down") })
 	cmd.Process.Signal(syscall.SIGINT)
-	if _, took := exitCode(t, cmd, 15*time.Second); took > 10*time.Second {
-		t.Errorf("took %s after the second signal", took)
+	exitCode(t, cmd, 50*time.Second)
+	if !strings.Contains(logs.String(), "second signal: stopping now") {
+		t.Errorf("no log line for the second signal:\n%s", logs)
 	}
 	runs, err := w.openDB().Runs(context.Background(), store.RunFilter{})
 	if err != nil {
@@ -168,6 +172,20 @@ func TestRunOnceMarksCrashedRunsAndExitsWithFetchCodes(t *testing.T) {
 	if _, err := db.Writer().Exec(`UPDATE runs SET owner = ? WHERE id = ?`, fmt.Sprintf("%s:%d", hostname(t), dead.ProcessState.Pid()), id); err != nil {
 		t.Fatal(err)
 	}
+	// A run of a container's pid 1 that crashed: pid 1 is alive here, but
+	// its heartbeat stopped two minutes ago.
+	pid1, err := db.StartRun(context.Background(), "JP", store.TriggerSchedule, time.Now().Add(-3*time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner := hostname(t) + ":1:c0ffee"
+	if _, err := db.Writer().Exec(`UPDATE runs SET owner = ? WHERE id = ?`, owner, pid1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Writer().Exec(`INSERT INTO instances (id, host, pid, started_at, heartbeat_at) VALUES (?, ?, 1, ?, ?)`,
+		owner, hostname(t), time.Now().Add(-3*time.Minute).UnixMicro(), time.Now().Add(-2*time.Minute).UnixMicro()); err != nil {
+		t.Fatal(err)
+	}
 	w.config(`
 regions:
   - {code: GB, cron: "0 * * * *", pages: 1}
@@ -181,7 +199,9 @@ regions:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(runs) != 3 || runs[2].Status != store.StatusInterrupted || runs[1].Region != "GB" || runs[0].Region != "DE" || runs[0].Status != store.StatusOK {
+	if len(runs) != 4 || runs[3].Status != store.StatusInterrupted || runs[2].Status != store.StatusInterrupted ||
+		!strings.Contains(runs[2].Error, "stopped its heartbeat") ||
+		runs[1].Region != "GB" || runs[0].Region != "DE" || runs[0].Status != store.StatusOK {
 		t.Errorf("runs %+v", runs)
 	}
 	w.config(`

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ytrend/ytrend/config"
+	"github.com/ytrend/ytrend/regions"
 	"github.com/ytrend/ytrend/store"
 )
 
@@ -29,7 +30,7 @@ func (c *cli) runsCmd() *cobra.Command {
 				if err != nil || len(codes) != 1 {
 					return usageError{fmt.Errorf("--region: %v", err)}
 				}
-				f.Region = codes[0].String()
+				f.Region = codes[0]
 			}
 			if limit < 1 {
 				return usageError{fmt.Errorf("--limit %d: must be at least 1", limit)}
@@ -57,21 +58,21 @@ func (c *cli) runsCmd() *cobra.Command {
 }
 
 type runJSON struct {
-	ID              int64   `json:"id"`
-	Region          string  `json:"region"`
-	Trigger         string  `json:"trigger"`
-	StartedAt       string  `json:"started_at"`
-	FinishedAt      string  `json:"finished_at,omitempty"`
-	DurationSeconds float64 `json:"duration_seconds"`
-	Status          string  `json:"status"`
-	Pages           int     `json:"pages"`
-	Videos          int     `json:"videos"`
-	NewVideos       int     `json:"new_videos"`
-	UpdatedVideos   int     `json:"updated_videos"`
-	Units           int64   `json:"units"`
-	RefusedBy       string  `json:"refused_by,omitempty"`
-	RetryAt         string  `json:"retry_at,omitempty"`
-	Error           string  `json:"error,omitempty"`
+	ID              int64        `json:"id"`
+	Region          regions.Code `json:"region"`
+	Trigger         string       `json:"trigger"`
+	StartedAt       string       `json:"started_at"`
+	FinishedAt      string       `json:"finished_at,omitempty"`
+	DurationSeconds float64      `json:"duration_seconds"`
+	Status          string       `json:"status"`
+	Pages           int          `json:"pages"`
+	Videos          int          `json:"videos"`
+	NewVideos       int          `json:"new_videos"`
+	UpdatedVideos   int          `json:"updated_videos"`
+	Units           int64        `json:"units"`
+	RefusedBy       string       `json:"refused_by,omitempty"`
+	RetryAt         string       `json:"retry_at,omitempty"`
+	Error           string       `json:"error,omitempty"`
 }
 
 func runsJSON(runs []store.Run) []runJSON {

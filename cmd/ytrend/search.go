@@ -68,7 +68,7 @@ every match.`,
 					return usageError{fmt.Errorf("--region: %w", err)}
 				}
 				for _, code := range codes {
-					q.Regions = append(q.Regions, code.String())
+					q.Regions = append(q.Regions, code)
 				}
 			}
 			if since != "" {
@@ -101,11 +101,7 @@ every match.`,
 				return err
 			}
 			defer a.close()
-			var inRegions []regions.Code
-			for _, r := range q.Regions {
-				inRegions = append(inRegions, regions.Code(r))
-			}
-			if q.Categories, err = categoryIDs(cmd.Context(), a.db, category, inRegions); err != nil {
+			if q.Categories, err = categoryIDs(cmd.Context(), a.db, category, q.Regions); err != nil {
 				return err
 			}
 			hits, err := a.db.Search(cmd.Context(), q)
@@ -151,19 +147,19 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 }
 
 type hitJSON struct {
-	VideoID      string   `json:"video_id"`
-	Title        string   `json:"title"`
-	ChannelTitle string   `json:"channel_title"`
-	Regions      []string `json:"regions"`
-	BestRank     int      `json:"best_rank"`
-	LastSeen     string   `json:"last_seen"`
-	Views        *int64   `json:"views"`
-	CategoryID   string   `json:"category_id"`
-	Category     string   `json:"category"`
-	Snippet      string   `json:"snippet"`
-	PublishedAt  string   `json:"published_at,omitempty"`
-	URL          string   `json:"url"`
-	Score        float64  `json:"score"`
+	VideoID      string         `json:"video_id"`
+	Title        string         `json:"title"`
+	ChannelTitle string         `json:"channel_title"`
+	Regions      []regions.Code `json:"regions"`
+	BestRank     int            `json:"best_rank"`
+	LastSeen     string         `json:"last_seen"`
+	Views        *int64         `json:"views"`
+	CategoryID   string         `json:"category_id"`
+	Category     string         `json:"category"`
+	Snippet      string         `json:"snippet"`
+	PublishedAt  string         `json:"published_at,omitempty"`
+	URL          string         `json:"url"`
+	Score        float64        `json:"score"`
 }
 
 func hitsJSON(hits []store.Hit) []hitJSON {
@@ -175,7 +171,7 @@ func hitsJSON(hits []store.Hit) []hitJSON {
 			CategoryID: h.CategoryID, Category: h.Category, Snippet: h.Snippet, URL: "https://www.youtube.com/watch?v=" + h.VideoID, Score: h.Score,
 		}
 		if j.Regions == nil {
-			j.Regions = []string{}
+			j.Regions = []regions.Code{}
 		}
 		if !h.PublishedAt.IsZero() {
 			j.PublishedAt = h.PublishedAt.UTC().Format(time.RFC3339)
@@ -208,11 +204,18 @@ func printHits(w io.Writer, hits []store.Hit, now time.Time) {
 	}
 }
 
-func regionList(rs []string) string {
+func regionList(rs []regions.Code) string {
 	if len(rs) == 0 {
 		return "no region"
 	}
-	return strings.Join(rs, " ")
+	var b strings.Builder
+	for i, r := range rs {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(r.String())
+	}
+	return b.String()
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

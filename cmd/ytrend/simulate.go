@@ -3,10 +3,7 @@ package main
 import (
 	"fmt"
 	"net"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -93,9 +90,9 @@ SIGINT/SIGTERM stop it gracefully.`,
 				"days", days, "keys", strings.Join(fps, ","), "search_calls_per_day", searchCalls,
 				"faults", faults.String(), "seed", seed)
 
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			if err := srv.Serve(ctx, ln); err != nil {
+			st := newStop(cmd.Context(), nil)
+			defer st.close()
+			if err := srv.Serve(st.Soft, ln); err != nil {
 				return fmt.Errorf("simulate: %w", err)
 			}
 			log.Info("stopped", "total_charged", srv.TotalCharged(), "total_requests", srv.TotalRequests())

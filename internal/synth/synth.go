@@ -21,6 +21,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ytrend/ytrend/regions"
+
 	"github.com/ytrend/ytrend/store"
 )
 
@@ -65,7 +67,7 @@ type Generator struct {
 type channel struct{ id, title string }
 
 // Regions are the chart regions synth uses, most Latin-script first.
-var Regions = []string{"US", "GB", "DE", "FR", "BR", "PT", "MX", "ES", "IT", "CA", "AU", "NL", "IN", "JP"}
+var Regions = []regions.Code{"US", "GB", "DE", "FR", "BR", "PT", "MX", "ES", "IT", "CA", "AU", "NL", "IN", "JP"}
 
 // New builds a generator; building the vocabularies takes a few milliseconds.
 func New(cfg Config) *Generator {
@@ -351,7 +353,7 @@ func (g *Generator) Reseen(n, k int) store.Video {
 // Run is one simulated chart fetch: a region's chart at one time, as pages
 // of 50 (RunID left zero for the caller to fill in).
 type Run struct {
-	Region string
+	Region regions.Code
 	At     time.Time
 	Pages  []store.Page
 	New    int // videos in the run that were never seen before

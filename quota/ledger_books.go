@@ -1,0 +1,190 @@
+package quota
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// The embedded ledger's books: its epoch, the sync of a process's record,
+// and the leader lease.
+
+// ledgerEpoch is a quota_epoch row.
+type ledgerEpoch struct {
+	id                  string
+	created, graceUntil int64
+	rebuilt, restored   int64
+	entries             int64
+}
+
+// epochCheck is window.lua's epoch_check on the embedded ledger, plus one
+// check Redis cannot need: an epoch that says the log holds entries when it
+// holds none means the log was emptied behind the ledger's back. That is a
+// loss too, never an empty day.
+func epochCheck(ctx context.Context, tx *sql.Tx, cred, expected string, grace time.Duration, now int64) (ledgerEpoch, bool, error) {
+	var e ledgerEpoch
+	err := tx.QueryRowContext(ctx, `SELECT id, created, grace_until, rebuilt, restored, entries FROM quota_epoch
+		WHERE credential = ?`, cred).Scan(&e.id, &e.created, &e.graceUntil, &e.rebuilt, &e.restored, &e.entries)
+	lost := false
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		lost = expected != ""
+		if !lost {
+			// The record of this archive's processes lives beside the
+			// ledger: rows spent under an epoch prove there was one.
+			var spent int
+			if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM quota_grants
+				WHERE credential = ? AND epoch != '')`, cred).Scan(&spent); err != nil {
+				return e, false, err
+			}
+			lost = spent == 1
+		}
+	case err != nil:
+		return e, false, err
+	case e.entries > 0:
+		var any int
+		if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM quota_log WHERE credential = ?)`, cred).Scan(&any); err != nil {
+			return e, false, err
+		}
+		if any == 0 {
+			lost = true
+			err = sql.ErrNoRows // start a new epoch below
+		}
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		e = ledgerEpoch{id: newEpoch(), created: now}
+		if lost {
+			e.rebuilt, e.graceUntil = now, now+micros(grace)
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO quota_epoch(credential, id, created, grace_until, rebuilt, restored, entries)
+			VALUES (?1, ?2, ?3, ?4, ?5, 0, (SELECT COUNT(*) FROM quota_log WHERE credential = ?1))
+			ON CONFLICT DO UPDATE SET id = excluded.id, created = excluded.created,
+			grace_until = excluded.grace_until, rebuilt = excluded.rebuilt, restored = 0, entries = excluded.entries`,
+			cred, e.id, e.created, e.graceUntil, e.rebuilt)
+		return e, lost, err
+	}
+	if expected == "" || expected == e.id {
+		return e, false, nil
+	}
+	if e.rebuilt == 0 {
+		e.rebuilt, e.graceUntil = now, now+micros(grace)
+		if _, err := tx.ExecContext(ctx, `UPDATE quota_epoch SET rebuilt = ?, grace_until = ? WHERE credential = ?`,
+			e.rebuilt, e.graceUntil, cred); err != nil {
+			return e, false, err
+		}
+	}
+	return e, true, nil
+}
+
+func (l *Ledger) sync(ctx context.Context, cred string, sr syncRequest) (syncResult, error) {
+	var r syncResult
+	err := l.tx(ctx, func(tx *sql.Tx, now int64) error {
+		r = syncResult{at: time.UnixMicro(now)}
+		if err := checkDefs(ctx, tx, cred, sr.limits, now); err != nil {
+			return err
+		}
+		ep, restored, err := epochCheck(ctx, tx, cred, sr.epoch, sr.grace, now)
+		if err != nil {
+			return err
+		}
+		r.epoch, r.graceUntil, r.restored = ep.id, fromMicros(ep.graceUntil), restored
+		rows := 0
+		for _, e := range sr.entries {
+			at := min(e.at.UnixMicro(), now)
+			any := false
+			for i, c := range sr.limits {
+				cost := e.costs[i]
+				if cost <= 0 || at <= now-micros(c.window) {
+					continue
+				}
+				res, err := tx.ExecContext(ctx, `INSERT INTO quota_log(credential, limit_name, id, cost, at)
+					VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`, cred, c.name, e.id, cost, at)
+				if err != nil {
+					return err
+				}
+				if n, err := res.RowsAffected(); err != nil {
+					return err
+				} else if n > 0 {
+					rows++
+					any = true
+				}
+			}
+			if any {
+				r.added++
+			}
+		}
+		if err := addEntries(ctx, tx, cred, rows); err != nil {
+			return err
+		}
+		if (restored || sr.restoring) && r.added > 0 {
+			_, err = tx.ExecContext(ctx, `UPDATE quota_epoch SET restored = restored + ? WHERE credential = ?`, r.added, cred)
+		}
+		return err
+	})
+	return r, err
+}
+
+func (l *Ledger) lease(ctx context.Context, cred string, op leaseOp, holder string, ttl time.Duration, token int64) (leaseState, error) {
+	var st leaseState
+	err := l.tx(ctx, func(tx *sql.Tx, now int64) error {
+		st = leaseState{at: time.UnixMicro(now)}
+		var cur struct {
+			holder       string
+			token, until int64
+		}
+		err := tx.QueryRowContext(ctx, `SELECT holder, token, expires_at FROM quota_lease WHERE credential = ?`, cred).
+			Scan(&cur.holder, &cur.token, &cur.until)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		live := err == nil && cur.holder != "" && cur.until > now
+		expires := now + micros(ttl)
+		switch op {
+		case leaseAcquire:
+			switch {
+			case live && cur.holder != holder:
+				st.token, st.ttl = cur.token, time.Duration(cur.until-now)*time.Microsecond
+				return nil
+			case live:
+				st.held, st.token, st.ttl = true, cur.token, ttl
+			default:
+				// Tokens start from the clock, like lease.lua's.
+				st.held, st.token, st.ttl = true, max(cur.token, now/1000)+1, ttl
+			}
+			_, err = tx.ExecContext(ctx, `INSERT INTO quota_lease(credential, holder, token, expires_at) VALUES (?, ?, ?, ?)
+				ON CONFLICT DO UPDATE SET holder = excluded.holder, token = excluded.token, expires_at = excluded.expires_at`,
+				cred, holder, st.token, expires)
+			return err
+		case leaseRenew:
+			if live && cur.holder == holder && cur.token == token {
+				st.held, st.token, st.ttl = true, token, ttl
+				_, err = tx.ExecContext(ctx, `UPDATE quota_lease SET expires_at = ? WHERE credential = ?`, expires, cred)
+			}
+			return err
+		case leaseRelease:
+			if cur.holder == holder && cur.token == token {
+				_, err = tx.ExecContext(ctx, `UPDATE quota_lease SET holder = '', expires_at = 0 WHERE credential = ?`, cred)
+			}
+			return err
+		}
+		return fmt.Errorf("unknown lease op %q", op)
+	})
+	return st, err
+}
+
+// leaseValue is the live lease as "<token> <holder>", "" when free.
+func leaseValue(ctx context.Context, tx *sql.Tx, cred string, now int64) (string, error) {
+	var holder string
+	var token int64
+	err := tx.QueryRowContext(ctx, `SELECT holder, token FROM quota_lease
+		WHERE credential = ? AND holder != '' AND expires_at > ?`, cred, now).Scan(&holder, &token)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return (&Fence{Token: token, Holder: holder}).value(), nil
+}

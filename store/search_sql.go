@@ -1,0 +1,125 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"strings"
+)
+
+// The statements of a search, prepared once per shape (raw text or not,
+// region and channel filters, sort order) and cached.
+
+// searchStatements are one search's prepared statements.
+type searchStatements struct {
+	state, channels, since, docFreq, candidates, candidatesByChannel, videos, regions *sql.Stmt
+}
+
+const (
+	sqlArchiveState = `SELECT (SELECT max(last_page_at) FROM runs), (SELECT max(id) FROM videos), videos, tokens FROM archive_totals`
+	sqlChannelMatch = `SELECT id FROM channels WHERE channel_id = ? OR instr(title_fold, ?) > 0`
+	// A bounded scan: see sinceLowerBound.
+	sqlSinceBound = `SELECT min(min_video), count(*) FROM (SELECT min_video FROM runs WHERE last_page_at >= ? LIMIT ?)`
+	sqlDocFreq    = `SELECT -rowid FROM video_fts WHERE video_fts MATCH ? ORDER BY rowid LIMIT ?`
+	sqlHitVideos  = `SELECT id, video_id, title, tags, channel_title, description, published_at_s, category_id FROM videos
+		WHERE id IN (SELECT value FROM json_each(?))`
+	sqlHitRegions = `SELECT video, region FROM video_regions WHERE video IN (SELECT value FROM json_each(?1))
+		AND (?2 IS NULL OR region IN (SELECT value FROM json_each(?2))) ORDER BY video, region`
+)
+
+// sqlCandidates ranks the matches of a query inside SQLite, so that only
+// the final page of results crosses into Go (each value read back through
+// database/sql costs as much as scoring a candidate).
+//
+// The inner query walks the MATCH newest video first — by ascending rowid,
+// which is -videos.id — and applies the filters inside the scan; FTS5 stops
+// early under ORDER BY rowid LIMIT, so the cap (?6) bounds the work however
+// common the words are. ytrend_rank (rank.go) scores each candidate; SQLite
+// sorts and returns ?8 rows.
+//
+// Parameters: ?1 regions (JSON), ?2 since (µs, 0 if none), ?3 the MATCH
+// expression, ?4 the highest rowid worth reading, ?5 channel row ids (JSON),
+// ?6 the cap (-1: none), ?7 the ranking state's id, ?8 the page size.
+//
+// With categories, ?9 holds their ids (JSON): a category is no facet of the
+// index, so the scan reads each match's category from its videos row.
+func sqlCandidates(raw, regions, channels, categories bool, order SortOrder) string {
+	var b strings.Builder
+	if regions {
+		// One row per matching region: a video's best rank and last
+		// sighting over those regions.
+		b.WriteString(`SELECT id, ytrend_rank(?7, id, max(seen), min(best), terms, len, fts_rank) AS score,
+			max(seen) AS seen, min(best) AS best, views`)
+	} else {
+		b.WriteString(`SELECT id, ytrend_rank(?7, id, seen, best, terms, len, fts_rank) AS score, seen, best, views`)
+	}
+	b.WriteString(` FROM (SELECT -f.rowid AS id, s.views AS views, s.doc_len AS len, s.terms AS terms, `)
+	if raw {
+		b.WriteString(`f.rank AS fts_rank, `)
+	} else {
+		b.WriteString(`NULL AS fts_rank, `)
+	}
+	if regions {
+		b.WriteString(`r.last_seen AS seen, r.best_rank AS best FROM video_fts f JOIN video_stats s ON s.video = -f.rowid
+			JOIN video_regions r ON r.video = -f.rowid AND r.region IN (SELECT value FROM json_each(?1)) AND r.last_seen >= ?2`)
+	} else {
+		b.WriteString(`s.last_seen AS seen, s.best_rank AS best FROM video_fts f JOIN video_stats s ON s.video = -f.rowid`)
+	}
+	b.WriteString(` WHERE f.video_fts MATCH ?3 AND f.rowid <= ?4`)
+	if !regions {
+		b.WriteString(` AND s.last_seen >= ?2`)
+	}
+	if channels {
+		b.WriteString(` AND s.channel IN (SELECT value FROM json_each(?5))`)
+	}
+	if categories {
+		b.WriteString(` AND (SELECT v.category_id FROM videos v WHERE v.id = -f.rowid) IN (SELECT value FROM json_each(?9))`)
+	}
+	b.WriteString(` ORDER BY f.rowid LIMIT ?6)`)
+	if regions {
+		b.WriteString(` GROUP BY id`)
+	}
+	switch order {
+	case SortRecent:
+		b.WriteString(` ORDER BY seen DESC, score DESC, id DESC`)
+	case SortViews:
+		b.WriteString(` ORDER BY views IS NULL, views DESC, score DESC, id DESC`)
+	default:
+		b.WriteString(` ORDER BY score DESC, seen DESC, id DESC`)
+	}
+	b.WriteString(` LIMIT ?8`)
+	return b.String()
+}
+
+func (db *DB) searchStatements(ctx context.Context, q Query, pq parsedQuery) (*searchStatements, error) {
+	var st searchStatements
+	var err error
+	get := func(query string) *sql.Stmt {
+		if err != nil {
+			return nil
+		}
+		var s *sql.Stmt
+		s, err = db.readStmt(ctx, query)
+		return s
+	}
+	st.state = get(sqlArchiveState)
+	st.channels = get(sqlChannelMatch)
+	st.since = get(sqlSinceBound)
+	st.docFreq = get(sqlDocFreq)
+	// The channel variant is needed only for broad channel filters; prepare
+	// both, the lookup is cheap.
+	cats := len(q.Categories) > 0
+	st.candidates = get(sqlCandidates(pq.raw, len(q.Regions) > 0, false, cats, q.Sort))
+	if q.Channel != "" {
+		st.candidatesByChannel = get(sqlCandidates(pq.raw, len(q.Regions) > 0, true, cats, q.Sort))
+	}
+	st.videos = get(sqlHitVideos)
+	st.regions = get(sqlHitRegions)
+	return &st, err
+}
+
+func placeholders(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	return strings.Repeat("?,", n-1) + "?"
+}
