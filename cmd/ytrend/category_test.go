@@ -22,7 +22,7 @@ type chartEntryJSON struct {
 func TestCategoryNamesAndFilterFlags(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, sim.Config{Seed: 3})
-	if r := w.mustRun("fetch", "US", "--pages", "2", "--json"); !strings.Contains(r.stdout, `"units": 3`) {
+	if r := w.mustRun("fetch", "US", "--pages", "2", "--json"); !strings.Contains(r.stdout, `"units": 3`) || !strings.Contains(r.stdout, `"categories": 32`) {
 		t.Errorf("first fetch of the day: want 3 units (2 pages, 1 category list):\n%s", r.stdout)
 	}
 

@@ -67,9 +67,7 @@ every match.`,
 				if err != nil {
 					return usageError{fmt.Errorf("--region: %w", err)}
 				}
-				for _, code := range codes {
-					q.Regions = append(q.Regions, code)
-				}
+				q.Regions = append(q.Regions, codes...)
 			}
 			if since != "" {
 				t, err := parseSince(since, time.Now())
