@@ -18,7 +18,9 @@ const (
 	Format2017 Format = "2017-18"
 	// Format2020 is the dataset from 2020 onwards: US_youtube_trending_data.csv, ...
 	Format2020 Format = "2020+"
-	// FormatYtrend is ytrend's export: Columns2020, then region, rank, fetched_at.
+	// FormatYtrend is ytrend's export: Columns2020, then region, rank,
+	// fetched_at and category (ColumnsExport). Files written before category
+	// names existed lack the last column and are read all the same.
 	FormatYtrend Format = "ytrend"
 )
 
@@ -30,8 +32,18 @@ var (
 	Columns2020 = []string{"video_id", "title", "publishedAt", "channelId", "channelTitle", "categoryId", "trending_date",
 		"tags", "view_count", "likes", "dislikes", "comment_count", "thumbnail_link", "comments_disabled",
 		"ratings_disabled", "description"}
+	// ColumnsYtrend are the columns a file needs to be read as ytrend's
+	// export.
 	ColumnsYtrend = append(append([]string(nil), Columns2020...), "region", "rank", "fetched_at")
+	// ColumnsExport are the columns ytrend's export writes: ColumnsYtrend,
+	// then the category's name (empty when the archive has none cached).
+	// New columns go at the end, so that notebooks that select columns by
+	// position keep working.
+	ColumnsExport = append(append([]string(nil), ColumnsYtrend...), ColumnCategory)
 )
+
+// ColumnCategory is the export's optional last column: the category's name.
+const ColumnCategory = "category"
 
 var (
 	// ErrUnknownFormat is wrapped by the error for a file whose header
@@ -74,6 +86,9 @@ func detect(header []string) (Format, map[string]int, error) {
 			cols[c] = i
 		}
 		if len(cols) == len(l.columns) {
+			if i, ok := idx[ColumnCategory]; ok && l.format == FormatYtrend {
+				cols[ColumnCategory] = i
+			}
 			return l.format, cols, nil
 		}
 	}

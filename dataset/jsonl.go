@@ -40,11 +40,11 @@ func newJSONLReader(br *bufio.Reader, name string) (*Reader, error) {
 		}
 	}
 	jl.first = first
-	cols := make(map[string]int, len(ColumnsYtrend))
-	for i, c := range ColumnsYtrend {
+	cols := make(map[string]int, len(ColumnsExport))
+	for i, c := range ColumnsExport {
 		cols[c] = i
 	}
-	return &Reader{name: name, format: FormatYtrend, cols: cols, ncols: len(ColumnsYtrend), jl: jl,
+	return &Reader{name: name, format: FormatYtrend, cols: cols, ncols: len(ColumnsExport), jl: jl,
 		ended: map[time.Time]int{}, report: newReport()}, nil
 }
 
@@ -96,7 +96,8 @@ func (jl *jsonLines) next(r *Reader) (record, error) {
 	}
 }
 
-// fields is the CSV record the object stands for (ColumnsYtrend's order).
+// fields is the CSV record the object stands for (ColumnsExport's order; an
+// object without "category" has it empty).
 func (j jsonRow) fields() []string {
 	tags := "[None]"
 	if len(j.Tags) > 0 {
@@ -105,5 +106,5 @@ func (j jsonRow) fields() []string {
 	return slices.Clone([]string{j.VideoID, j.Title, j.PublishedAt, j.ChannelID, j.ChannelTitle, j.CategoryID,
 		j.TrendingDate, tags, count(j.ViewCount), count(j.Likes), count(j.Dislikes), count(j.CommentCount),
 		j.ThumbnailLink, pyBool(j.CommentsDisabled), pyBool(j.RatingsDisabled), j.Description, j.Region,
-		strconv.Itoa(j.Rank), j.FetchedAt})
+		strconv.Itoa(j.Rank), j.FetchedAt, j.Category})
 }

@@ -89,6 +89,9 @@ type row struct {
 	at     time.Time // trending_date of a public dataset; fetched_at of the export
 	region regions.Code
 	rank   int // the export's; 0 in the public datasets, whose order is the rank
+	// category is the export's name for the video's category id; "" when
+	// the file has none.
+	category string
 }
 
 // NewReader reads the header of a dataset file (name is used in messages)
@@ -221,6 +224,12 @@ func (r *Reader) run(first *row) store.ImportedChart {
 			page = &c.Pages[len(c.Pages)-1]
 		}
 		page.Videos = append(page.Videos, row.video)
+		if row.category != "" && row.video.CategoryID != "" {
+			if c.Categories == nil {
+				c.Categories = map[string]string{}
+			}
+			c.Categories[row.video.CategoryID] = row.category
+		}
 		prev = row
 	}
 	return c
@@ -452,6 +461,9 @@ func (r *Reader) parse(rec record) (*row, *Skip) {
 			return bad("fetched_at", "%q is not an RFC 3339 time", get("fetched_at"))
 		}
 		out.at = out.at.UTC()
+		if i, ok := r.cols[ColumnCategory]; ok {
+			out.category = strings.TrimSpace(rec.fields[i])
+		}
 	}
 	return out, nil
 }

@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/csv"
 	"errors"
+	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -123,6 +125,17 @@ func liveArchive(t *testing.T) *store.DB {
 	}
 	importFile(t, db, "USvideos.csv", file2017(rows2017), "US")
 	importFile(t, db, "JP_youtube_trending_data.csv", file2020(t, columns2020, rows2020, style{quoteAll: true}), "JP")
+	// Names as videoCategories.list gave them; US has none for 22, and GB
+	// none at all.
+	yes := true
+	for region, cats := range map[regions.Code][]store.Category{
+		"DE": {{ID: "24", Title: "Entertainment", Assignable: &yes}, {ID: "10", Title: "Music", Assignable: &yes}},
+		"US": {{ID: "24", Title: "Entertainment", Assignable: &yes}, {ID: "10", Title: "Music", Assignable: &yes}},
+	} {
+		if err := db.SaveCategories(ctx, region, at, cats); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return db
 }
 
@@ -160,7 +173,7 @@ func TestCSVExportColumns(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "video_id,title,publishedAt,channelId,channelTitle,categoryId,trending_date,tags,view_count,likes,dislikes," +
-		"comment_count,thumbnail_link,comments_disabled,ratings_disabled,description,region,rank,fetched_at"
+		"comment_count,thumbnail_link,comments_disabled,ratings_disabled,description,region,rank,fetched_at,category"
 	if strings.Join(recs[0], ",") != want {
 		t.Fatalf("header %q", recs[0])
 	}
@@ -183,7 +196,7 @@ func TestCSVExportColumns(t *testing.T) {
 		"categoryId": "24", "trending_date": "2026-03-01T00:00:00Z", "tags": "tag one|tag|two", "view_count": "100",
 		"likes": "10", "dislikes": "", "comment_count": "1", "thumbnail_link": "https://i.ytimg.com/vi/aaa/hqdefault.jpg",
 		"comments_disabled": "False", "ratings_disabled": "False", "description": "Zeile 1\nZeile 2, \"zitiert\"\n",
-		"fetched_at": "2026-03-01T12:00:00.123456Z",
+		"fetched_at": "2026-03-01T12:00:00.123456Z", "category": "Entertainment",
 	} {
 		if a[col] != w {
 			t.Errorf("aaa %s = %q, want %q", col, a[col], w)
@@ -204,6 +217,9 @@ func TestCSVExportColumns(t *testing.T) {
 	}
 	if w := get("2kyS6SvSYSE", "US", "1"); w["dislikes"] != "2966" || w["publishedAt"] != "2017-11-13T17:13:01Z" {
 		t.Errorf("imported dislikes: %v", w)
+	}
+	if d["category"] != "Entertainment" || get("2kyS6SvSYSE", "US", "1")["category"] != "" {
+		t.Errorf("category names: 24 in US is %q, 22 (no name cached) is %q", d["category"], get("2kyS6SvSYSE", "US", "1")["category"])
 	}
 	var regionsSeen []string
 	for _, r := range recs[1:] {
@@ -237,5 +253,64 @@ func TestJSONLCutOffAndBrokenLines(t *testing.T) {
 	}
 	if got != 7 || !rep.CutOff || !slices.Equal(skips(rep), want) {
 		t.Errorf("%d rows read; skips %q, want %q", got, skips(rep), want)
+	}
+}
+
+// The export names categories in a last column; the importing archive
+// learns those names (without the API's assignable flag, which the file
+// does not carry), and an export written before the column existed is
+// read all the same.
+func TestExportCategoryColumn(t *testing.T) {
+	ctx := context.Background()
+	src := liveArchive(t)
+	out := export(t, src, false, store.SnapshotFilter{Categories: []string{"24"}})
+	recs, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	byCategory := map[string]int{}
+	for _, r := range recs[1:] {
+		byCategory[r[5]+" "+r[16]+" "+r[19]]++
+	}
+	// Every category-24 position: DE's 6 (names cached), GB's 1 (none
+	// cached), the 2017-18 file's 5 in US; JP's file has no 24.
+	want := map[string]int{"24 DE Entertainment": 6, "24 GB ": 1, "24 US Entertainment": 5}
+	if !maps.Equal(byCategory, want) {
+		t.Errorf("--category 24 rows: %v, want %v", byCategory, want)
+	}
+
+	dst := openDB(t)
+	importFile(t, dst, "export", export(t, src, false, store.SnapshotFilter{}), "")
+	cats, err := dst.Categories(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range cats {
+		got = append(got, fmt.Sprintf("%s %s %s %v", c.Region, c.ID, c.Title, c.Assignable))
+	}
+	// Only the ids the exported rows used: DE and US name 24, nobody 10.
+	if w := []string{"DE 24 Entertainment <nil>", "US 24 Entertainment <nil>"}; !slices.Equal(got, w) {
+		t.Errorf("learned names %q, want %q", got, w)
+	}
+	if at, _ := dst.CategoriesFetchedAt(ctx, "DE"); !at.IsZero() {
+		t.Errorf("names from an import count as fetched at %v", at)
+	}
+
+	// An export from before the category column: the same rows, no names.
+	var old bytes.Buffer
+	cw := csv.NewWriter(&old)
+	all, _ := csv.NewReader(strings.NewReader(export(t, src, false, store.SnapshotFilter{}))).ReadAll()
+	for _, r := range all {
+		cw.Write(r[:19])
+	}
+	cw.Flush()
+	legacy := openDB(t)
+	imported, _, rep := importFile(t, legacy, "old-export.csv", old.String(), "")
+	if imported != 7 || rep.Skipped != 0 || rep.Rows != len(all)-1 {
+		t.Errorf("old export: %d charts imported, report %+v", imported, rep)
+	}
+	if cats, _ := legacy.Categories(ctx); len(cats) != 0 {
+		t.Errorf("names from a file without them: %v", cats)
 	}
 }

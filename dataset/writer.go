@@ -19,9 +19,9 @@ type Writer interface {
 	Flush() error
 }
 
-// CSVWriter writes ColumnsYtrend: the 2020 dataset's columns in their
+// CSVWriter writes ColumnsExport: the 2020 dataset's columns in their
 // order, so notebooks written for it read the export unchanged, then
-// region, rank and fetched_at.
+// region, rank, fetched_at and category.
 type CSVWriter struct {
 	bw  *bufio.Writer
 	cw  *csv.Writer
@@ -32,10 +32,10 @@ type CSVWriter struct {
 func NewCSVWriter(w io.Writer) (*CSVWriter, error) {
 	bw := bufio.NewWriterSize(w, 256<<10)
 	cw := csv.NewWriter(bw)
-	if err := cw.Write(ColumnsYtrend); err != nil {
+	if err := cw.Write(ColumnsExport); err != nil {
 		return nil, err
 	}
-	return &CSVWriter{bw: bw, cw: cw, rec: make([]string, len(ColumnsYtrend))}, nil
+	return &CSVWriter{bw: bw, cw: cw, rec: make([]string, len(ColumnsExport))}, nil
 }
 
 // Write writes one row. Hidden counts are empty, never 0; dislikes are
@@ -53,6 +53,7 @@ func (w *CSVWriter) Write(s *store.Snapshot) error {
 	r[8], r[9], r[10], r[11] = count(s.Views), count(s.Likes), count(s.Dislikes), count(s.Comments)
 	r[12], r[13], r[14], r[15] = v.ThumbnailURL, pyBool(s.CommentsDisabled), pyBool(s.RatingsDisabled), text(v.Description)
 	r[16], r[17], r[18] = string(s.Region), strconv.Itoa(s.Rank), fetchedAt(s.FetchedAt)
+	r[19] = s.Category
 	return w.cw.Write(r)
 }
 
@@ -102,6 +103,7 @@ type jsonRow struct {
 	Region           string   `json:"region"`
 	Rank             int      `json:"rank"`
 	FetchedAt        string   `json:"fetched_at"`
+	Category         string   `json:"category"`
 }
 
 // Write writes one line.
@@ -116,7 +118,7 @@ func (w *JSONLWriter) Write(s *store.Snapshot) error {
 		ChannelTitle: v.ChannelTitle, CategoryID: v.CategoryID, TrendingDate: trendingDate(s.FetchedAt), Tags: tags,
 		ViewCount: s.Views, Likes: s.Likes, Dislikes: s.Dislikes, CommentCount: s.Comments, ThumbnailLink: v.ThumbnailURL,
 		CommentsDisabled: s.CommentsDisabled, RatingsDisabled: s.RatingsDisabled, Description: text(v.Description),
-		Region: string(s.Region), Rank: s.Rank, FetchedAt: fetchedAt(s.FetchedAt),
+		Region: string(s.Region), Rank: s.Rank, FetchedAt: fetchedAt(s.FetchedAt), Category: s.Category,
 	})
 }
 

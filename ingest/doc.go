@@ -14,6 +14,9 @@
 //   - The API key is added by Google's transport (option.WithAPIKey) and never
 //     appears in an error, log line or the database: transport errors carry
 //     the request URL, so they are redacted at this package's boundary.
+//   - Before the chart, the region's category names come from
+//     videoCategories.list at most once per region per quota day, reserved
+//     like every call; failing to get them never stops the chart.
 //   - Statistics are read from the raw JSON as well as the typed client,
 //     because the typed client decodes an absent likeCount (hidden by the
 //     owner) and "0" to the same 0; the archive keeps them apart.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"google.golang.org/api/youtube/v3"
@@ -56,6 +57,9 @@ type Fetcher struct {
 	archive archive
 	opt     Options
 	log     *slog.Logger
+	// categoryLocks serialises the category step per region
+	// (regions.Code -> *sync.Mutex).
+	categoryLocks sync.Map
 }
 
 // New builds a Fetcher that reserves from b and stores into a.
@@ -117,7 +121,10 @@ func (f *Fetcher) Fetch(ctx context.Context, job Job) Report {
 	r.rep.RunID = id
 	r.log = f.log.With("region", job.Code.String(), "run", id)
 
-	err = r.chart(ctx)
+	err = r.categories(ctx)
+	if err == nil {
+		err = r.chart(ctx)
+	}
 	if err == nil {
 		err = r.searches(ctx)
 	}

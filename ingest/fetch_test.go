@@ -54,6 +54,11 @@ type envOpts struct {
 	noFetcher bool
 	// ledgerClock replaces the embedded ledger's clock (time.Now).
 	ledgerClock func() time.Time
+	// categories starts the archive without category names, so that the
+	// first fetch of each region (per quota day) asks videoCategories.list.
+	// Otherwise every region has today's names, as after the day's first
+	// fetch, and a fetch spends exactly one unit per chart page.
+	categories bool
 }
 
 func newEnv(t testing.TB, o envOpts) *env {
@@ -97,6 +102,13 @@ func newEnv(t testing.TB, o envOpts) *env {
 		t.Fatal(err)
 	}
 	e := &env{t: t, sim: s, srv: srv, db: db, dbPath: path, limiter: lim, logs: logs}
+	if !o.categories {
+		now := time.Now
+		if o.fetch.Now != nil {
+			now = o.fetch.Now
+		}
+		seedCategories(t, db, now())
+	}
 	if o.noFetcher {
 		return e
 	}
@@ -117,6 +129,17 @@ func newEnv(t testing.TB, o envOpts) *env {
 		t.Fatal(err)
 	}
 	return e
+}
+
+// seedCategories gives every region a category name fetched at at.
+func seedCategories(t testing.TB, db *store.DB, at time.Time) {
+	t.Helper()
+	yes := true
+	for _, code := range regions.All() {
+		if err := db.SaveCategories(context.Background(), code, at, []store.Category{{ID: "10", Title: "Music", Assignable: &yes}}); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 func (e *env) fetch(code string, pages int) ingest.Report {
@@ -148,17 +171,19 @@ func (e *env) counts() store.Counts {
 	return c
 }
 
-func TestFetchEightRegionsStoresWholeChartsAtFourUnitsEach(t *testing.T) {
+// Each region's first fetch of the day also asks for its category names:
+// four chart pages and one videoCategories.list, five units.
+func TestFetchEightRegionsStoresWholeChartsAtFiveUnitsEach(t *testing.T) {
 	t.Parallel()
 	at := time.Date(2026, 11, 21, 15, 20, 0, 0, time.UTC)
-	e := newEnv(t, envOpts{sim: sim.Config{Now: func() time.Time { return at }, Seed: 7}})
+	e := newEnv(t, envOpts{sim: sim.Config{Now: func() time.Time { return at }, Seed: 7}, categories: true})
 	ctx := context.Background()
 
 	charts := map[string][]string{}
 	for _, code := range regions.Default() {
 		rep := e.fetch(code.String(), 4)
-		if rep.Status != store.StatusOK || rep.Pages != 4 || rep.Videos != 200 || rep.Units != 4 {
-			t.Fatalf("%s: %+v (err %v), want ok, 4 pages, 200 videos, 4 units", code, rep, rep.Err)
+		if rep.Status != store.StatusOK || rep.Pages != 4 || rep.Videos != 200 || rep.Units != 5 || rep.Categories != 32 {
+			t.Fatalf("%s: %+v (err %v), want ok, 4 pages, 200 videos, 5 units, 32 categories", code, rep, rep.Err)
 		}
 		ids, err := e.sim.Chart(code, "0", at)
 		if err != nil {
@@ -169,11 +194,11 @@ func TestFetchEightRegionsStoresWholeChartsAtFourUnitsEach(t *testing.T) {
 		}
 		charts[code.String()] = ids
 	}
-	if got := e.sim.Usage(testKey).Charged; got != 32 {
-		t.Errorf("simulator charged %d units, want 32 (8 regions x 4 pages)", got)
+	if got := e.sim.Usage(testKey).Charged; got != 40 {
+		t.Errorf("simulator charged %d units, want 40 (8 regions x (4 pages + 1 category list))", got)
 	}
-	if got := e.used("daily"); got != 32 {
-		t.Errorf("ledger used %d, want 32", got)
+	if got := e.used("daily"); got != 40 {
+		t.Errorf("ledger used %d, want 40", got)
 	}
 
 	// Every stored rank is the simulator's rank; a video charted in several
@@ -240,7 +265,7 @@ func TestFetchEightRegionsStoresWholeChartsAtFourUnitsEach(t *testing.T) {
 		t.Fatalf("%d runs recorded, want 8", len(runs))
 	}
 	for _, r := range runs {
-		if r.Status != store.StatusOK || r.Pages != 4 || r.Videos != 200 || r.Units != 4 || r.Trigger != store.TriggerCLI {
+		if r.Status != store.StatusOK || r.Pages != 4 || r.Videos != 200 || r.Units != 5 || r.Trigger != store.TriggerCLI {
 			t.Errorf("run %+v", r)
 		}
 	}

@@ -80,6 +80,11 @@ type Report struct {
 	Err       error     // why the run failed or stopped; redacted
 	Started   time.Time
 	Finished  time.Time
+	// Categories is how many category names the run stored: 0 when the
+	// archive had the region's names from the current quota day, or when
+	// asking failed (CategoriesErr says why; the chart is fetched anyway).
+	Categories    int
+	CategoriesErr error
 }
 
 // Duration is how long the run took.

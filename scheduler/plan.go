@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ytrend/ytrend/config"
+	"github.com/ytrend/ytrend/quota"
 )
 
 // Plan answers "will my schedule fit my quota?" before a 403 does.
@@ -16,11 +17,15 @@ type Plan struct {
 
 // RegionPlan is one region's projected spend.
 type RegionPlan struct {
-	Region      string
-	Spec        string
-	Offset      time.Duration
-	Next        []time.Time      // the next three fire times
-	PerFetch    map[string]int64 // units one fetch reserves, per limit (worst case: every page fetched)
+	Region   string
+	Spec     string
+	Offset   time.Duration
+	Next     []time.Time      // the next three fire times
+	PerFetch map[string]int64 // units one fetch reserves, per limit (worst case: every page fetched)
+	// PerDayFirst is what the first fetch of each quota day reserves on top
+	// of PerFetch, per limit: the region's category names
+	// (videoCategories.list, once per region per Pacific day).
+	PerDayFirst map[string]int64
 	FiresPerDay float64
 	UnitsPerDay float64 // in the top-level cost table
 	// FastestAlone is how often this region alone could be refreshed within
@@ -73,8 +78,10 @@ func Project(cfg *config.Config, jobs []config.Job, from time.Time) Plan {
 		return table[call]
 	}
 	for _, j := range jobs {
-		rp := RegionPlan{Region: j.Code.String(), Spec: j.Cron, Offset: j.Offset, PerFetch: map[string]int64{}}
+		rp := RegionPlan{Region: j.Code.String(), Spec: j.Cron, Offset: j.Offset, PerFetch: map[string]int64{},
+			PerDayFirst: map[string]int64{}}
 		perLimit := make([]int64, len(q.Limits))
+		firstOfDay := make([]int64, len(q.Limits)) // the day's first fetch also names categories
 		for i, l := range q.Limits {
 			u := int64(j.Pages) * costOf(i, "videos.list")
 			for _, s := range j.Searches {
@@ -82,13 +89,16 @@ func Project(cfg *config.Config, jobs []config.Job, from time.Time) Plan {
 			}
 			perLimit[i] = u
 			rp.PerFetch[l.Name] = u
+			firstOfDay[i] = u + costOf(i, "videoCategories.list")
+			rp.PerDayFirst[l.Name] = costOf(i, "videoCategories.list")
 		}
 		base := int64(j.Pages) * q.Costs["videos.list"]
 		for _, s := range j.Searches {
 			base += int64(s.Pages) * (q.Costs["search.list"] + q.Costs["videos.list"])
 		}
 		t := from.Add(-time.Nanosecond) // a fire exactly at `from` counts
-		fires := 0
+		fires, firsts := 0, 0
+		var day time.Time // the quota day of the previous fire (its reset)
 		for {
 			t = j.Schedule.Next(t)
 			if t.IsZero() || !t.Before(end.Add(maxWindow)) {
@@ -97,13 +107,20 @@ func Project(cfg *config.Config, jobs []config.Job, from time.Time) Plan {
 			if len(rp.Next) < 3 {
 				rp.Next = append(rp.Next, t)
 			}
+			units := perLimit
+			if d := quota.NextReset(t); !d.Equal(day) {
+				day, units = d, firstOfDay
+				if t.Before(end) {
+					firsts++
+				}
+			}
 			if t.Before(end) {
 				fires++
 			}
-			events = append(events, event{at: t, units: perLimit})
+			events = append(events, event{at: t, units: units})
 		}
 		rp.FiresPerDay = float64(fires) / days
-		rp.UnitsPerDay = rp.FiresPerDay * float64(base)
+		rp.UnitsPerDay = float64(int64(fires)*base+int64(firsts)*q.Costs["videoCategories.list"]) / days
 		plan.Regions = append(plan.Regions, rp)
 	}
 	slices.SortFunc(events, func(a, b event) int { return a.at.Compare(b.at) })

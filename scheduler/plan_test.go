@@ -31,8 +31,12 @@ regions:
   - {code: IN, cron: "CRON_TZ=Asia/Kolkata 30 6 * * *", pages: 4, offset: 2m,
      searches: [{q: cricket, order: viewCount, published_within: 24h, pages: 1}]}
 `)
-	// US: 24 fetches x 4 units; GB: 24 x 2; IN: 1 x (4 + 100 search + 1 statistics).
-	want := map[string]float64{"US": 96, "GB": 48, "IN": 105}
+	// US: 24 fetches x 4 units; GB: 24 x 2; IN: 1 x (4 + 100 search + 1
+	// statistics). Plus one unit for category names at the first fetch of
+	// each Pacific quota day: the week from 00:00 UTC touches 8 of them
+	// (the first starts at 00:00 UTC, 16:00 the day before in Los Angeles;
+	// the rest at 08:00 UTC) for the hourly regions, 7 for IN's daily fetch.
+	want := map[string]float64{"US": (7*96 + 8) / 7.0, "GB": (7*48 + 8) / 7.0, "IN": 106}
 	for _, r := range p.Regions {
 		if r.UnitsPerDay != want[r.Region] {
 			t.Errorf("%s units/day %v, want %v", r.Region, r.UnitsPerDay, want[r.Region])
@@ -44,9 +48,15 @@ regions:
 	if got := p.Regions[2].Next[0]; !got.Equal(time.Date(2026, 11, 21, 1, 2, 0, 0, time.UTC)) {
 		t.Errorf("IN next run %v", got)
 	}
+	if first := p.Regions[0].PerDayFirst["daily"]; first != 1 || p.Regions[0].PerFetch["daily"] != 4 {
+		t.Errorf("US per fetch %v, first of the day adds %d", p.Regions[0].PerFetch, first)
+	}
 	daily, search := p.Limits[0], p.Limits[1]
-	if daily.Name != "daily" || daily.Peak != 249 || daily.PerDay != 249 || daily.Headroom != 9500-249 || daily.OverCommitted {
-		t.Errorf("daily %+v, want peak 249 per day 249", daily)
+	// The busiest 24h: 249 units of fetches, plus the category names of the
+	// quota days starting at 00:00 and 08:00 UTC for US and GB, and IN's.
+	perDay := (7*249 + 8 + 8 + 7) / 7.0
+	if daily.Name != "daily" || daily.Peak != 254 || daily.PerDay != perDay || daily.Headroom != 9500-254 || daily.OverCommitted {
+		t.Errorf("daily %+v, want peak 254 per day %v", daily, perDay)
 	}
 	if search.Name != "search" || search.Peak != 100 || search.PerDay != 100 || search.OverCommitted {
 		t.Errorf("search %+v, want peak 100", search)
@@ -78,8 +88,8 @@ regions:
 		t.Errorf("search %+v, want peak 2400 and over-committed", search)
 	}
 	daily := p.Limits[0]
-	if daily.PerDay != 288*206 || !daily.OverCommitted {
-		t.Errorf("daily %+v, want %d/day and over-committed", daily, 288*206)
+	if want := (7*288*206 + 8) / 7.0; daily.PerDay != want || daily.Peak != 288*206+2 || !daily.OverCommitted {
+		t.Errorf("daily %+v, want %v/day, peak %d and over-committed", daily, want, 288*206+2)
 	}
 	if !p.OverCommitted() {
 		t.Error("not reported over-committed")

@@ -33,6 +33,7 @@ type ChartEntry struct {
 	ChannelID    string    `json:"channel_id"` // "" when the source had none (the 2017-18 dataset)
 	ChannelTitle string    `json:"channel_title"`
 	CategoryID   string    `json:"category_id"`
+	Category     string    `json:"category"` // the region's name for CategoryID; "" if not cached
 	Views        *int64    `json:"views"`
 	Likes        *int64    `json:"likes"`
 	Comments     *int64    `json:"comments"`
@@ -70,7 +71,8 @@ const (
 	sqlChartRows = `SELECT t.video, t.rank, t.fetched_at, t.views, t.likes, t.comments,
 		v.video_id, v.title, v.channel_id, v.channel_title, v.category_id
 		FROM trending_snapshots t JOIN videos v ON v.id = t.video
-		WHERE t.run_id = ?1 ORDER BY t.rank LIMIT ?2`
+		WHERE t.run_id = ?1 AND (?3 IS NULL OR v.category_id IN (SELECT value FROM json_each(?3)))
+		ORDER BY t.rank LIMIT ?2`
 	sqlChartRanks = `SELECT video, rank FROM trending_snapshots WHERE run_id = ?1`
 )
 
@@ -79,6 +81,23 @@ const (
 // A region with no such fetch is ErrNotFound, with the time of its first
 // chart in the message when it has one.
 func (db *DB) Chart(ctx context.Context, region regions.Code, at time.Time, limit int) (Chart, error) {
+	return db.ChartOf(ctx, ChartQuery{Region: region, At: at, Limit: limit})
+}
+
+// ChartQuery selects a chart and its entries.
+type ChartQuery struct {
+	Region regions.Code
+	At     time.Time // the zero time means now
+	Limit  int       // entries; 0: all
+	// Categories keeps only the entries of these category ids (see
+	// CategoryIDs); they keep their rank in the whole chart, and Limit
+	// counts the entries kept.
+	Categories []string
+}
+
+// ChartOf is Chart with a category filter.
+func (db *DB) ChartOf(ctx context.Context, cq ChartQuery) (Chart, error) {
+	region, at, limit := cq.Region, cq.At, cq.Limit
 	c := Chart{Region: region, Entries: []ChartEntry{}}
 	if !regions.Valid(region) {
 		return c, fmt.Errorf("store: chart: %q is not a region code", region)
@@ -152,7 +171,15 @@ func (db *DB) Chart(ctx context.Context, region regions.Code, at time.Time, limi
 		}
 	}
 
-	rows, err = tx.QueryContext(ctx, sqlChartRows, runs[0], limit)
+	names, err := loadCategoryNames(ctx, tx, []regions.Code{region})
+	if err != nil {
+		return c, fmt.Errorf("store: chart %s: %w", region, err)
+	}
+	var cats any
+	if len(cq.Categories) > 0 {
+		cats = jsonIDs(cq.Categories)
+	}
+	rows, err = tx.QueryContext(ctx, sqlChartRows, runs[0], limit, cats)
 	if err != nil {
 		return c, fmt.Errorf("store: chart %s: %w", region, err)
 	}
@@ -166,6 +193,7 @@ func (db *DB) Chart(ctx context.Context, region regions.Code, at time.Time, limi
 			return c, fmt.Errorf("store: chart %s: %w", region, err)
 		}
 		e.FetchedAt = micros(fetched)
+		e.Category = names.name(e.CategoryID, region)
 		e.Views, e.Likes, e.Comments = ptr(views), ptr(likes), ptr(comments)
 		e.Movement = MovementNew
 		if r, ok := prev[video]; ok {

@@ -119,7 +119,21 @@
 // a fetch's do, so older metadata never replaces newer and the index changes
 // only for changed text. The whole chart is one transaction, and a chart the
 // archive already has (same region, same fetch time) is skipped: importing a
-// file again changes nothing.
+// file again changes nothing. [DB.ImportCharts] stores a batch of charts in
+// one transaction and indexes each new or changed video once, at the batch's
+// end: per chart, the commit and FTS5's segment flush cost a fifth of an
+// import.
+//
+// # Categories
+//
+// The categories table caches videoCategories.list per region: ingest asks
+// at most once per region per quota day ([DB.CategoriesFetchedAt],
+// [DB.SaveCategories]). Chart entries, histories, search hits and exported
+// rows carry the name beside the id ("" when none is cached), and
+// [ChartQuery], [Query] and [SnapshotFilter] filter by category ids;
+// [DB.CategoryIDs] reads a name, ignoring case, in the regions' cached names.
+// An imported export's names fill gaps only (assignable NULL), never an
+// answer the API gave.
 //
 // # Maintenance
 //

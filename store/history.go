@@ -13,11 +13,15 @@ import (
 // History is a video's life on the charts: per region, every fetch that saw
 // it. Its JSON form is also the HTTP API's.
 type History struct {
-	VideoID      string          `json:"video_id"`
-	Title        string          `json:"title"`
-	ChannelID    string          `json:"channel_id"`
-	ChannelTitle string          `json:"channel_title"`
-	Regions      []RegionHistory `json:"regions"` // ordered by region code; empty if it never charted
+	VideoID      string `json:"video_id"`
+	Title        string `json:"title"`
+	ChannelID    string `json:"channel_id"`
+	ChannelTitle string `json:"channel_title"`
+	CategoryID   string `json:"category_id"`
+	// Category names CategoryID as the first of Regions with a cached name
+	// does (any region's name if none has one); "" if not cached.
+	Category string          `json:"category"`
+	Regions  []RegionHistory `json:"regions"` // ordered by region code; empty if it never charted
 }
 
 // RegionHistory is a video's time on one region's chart.
@@ -39,7 +43,7 @@ type HistoryPoint struct {
 }
 
 const (
-	sqlHistoryVideo  = `SELECT id, video_id, title, channel_id, channel_title FROM videos WHERE video_id = ?`
+	sqlHistoryVideo  = `SELECT id, video_id, title, channel_id, channel_title, category_id FROM videos WHERE video_id = ?`
 	sqlHistoryPoints = `SELECT region, fetched_at, rank, views FROM trending_snapshots WHERE video = ?
 		ORDER BY region, fetched_at, rank`
 )
@@ -54,7 +58,7 @@ func (db *DB) History(ctx context.Context, videoID string) (History, error) {
 	}
 	defer tx.Rollback()
 	var id int64
-	err = tx.QueryRowContext(ctx, sqlHistoryVideo, videoID).Scan(&id, &h.VideoID, &h.Title, &h.ChannelID, &h.ChannelTitle)
+	err = tx.QueryRowContext(ctx, sqlHistoryVideo, videoID).Scan(&id, &h.VideoID, &h.Title, &h.ChannelID, &h.ChannelTitle, &h.CategoryID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return h, fmt.Errorf("store: history of %s: %w", videoID, ErrNotFound)
 	}
@@ -92,5 +96,15 @@ func (db *DB) History(ctx context.Context, videoID string) (History, error) {
 	if err := rows.Err(); err != nil {
 		return h, fmt.Errorf("store: history of %s: %w", videoID, err)
 	}
+	rows.Close()
+	names, err := namesOfCategory(ctx, tx, h.CategoryID)
+	if err != nil {
+		return h, fmt.Errorf("store: history of %s: %w", videoID, err)
+	}
+	rs := make([]regions.Code, len(h.Regions))
+	for i, r := range h.Regions {
+		rs[i] = r.Region
+	}
+	h.Category = names.name(h.CategoryID, rs...)
 	return h, nil
 }

@@ -42,7 +42,8 @@ func TestHistoryPlans(t *testing.T) {
 	}{
 		{"chart runs", sqlChartRuns, []any{"US", 0}, []string{"SEARCH runs USING INDEX runs_charts (region=? AND last_page_at<?)"}, false},
 		{"first chart", sqlFirstChart, []any{"US"}, []string{"SEARCH runs USING INDEX runs_charts (region=?)"}, false},
-		{"chart rows", sqlChartRows, []any{1, 10}, []string{"SEARCH t USING PRIMARY KEY (run_id=?)", "SEARCH v USING INTEGER PRIMARY KEY (rowid=?)"}, false},
+		{"chart rows", sqlChartRows, []any{1, 10, nil}, []string{"SEARCH t USING PRIMARY KEY (run_id=?)", "SEARCH v USING INTEGER PRIMARY KEY (rowid=?)"}, false},
+		{"chart rows of categories", sqlChartRows, []any{1, 10, `["10"]`}, []string{"SEARCH t USING PRIMARY KEY (run_id=?)", "SEARCH v USING INTEGER PRIMARY KEY (rowid=?)"}, false},
 		{"previous ranks", sqlChartRanks, []any{1}, []string{"SEARCH trending_snapshots USING PRIMARY KEY (run_id=?)"}, false},
 		{"history", sqlHistoryPoints, []any{1}, []string{"SEARCH trending_snapshots USING INDEX trending_snapshots_video (video=?)"}, true},
 		{"chart exists", sqlChartExists, []any{"US", 0}, []string{"SEARCH runs USING INDEX runs_charts (region=? AND last_page_at=?)"}, false},
@@ -50,6 +51,9 @@ func TestHistoryPlans(t *testing.T) {
 			[]string{"SEARCH r USING INDEX runs_last_page (last_page_at>?)", "SEARCH t USING PRIMARY KEY (run_id=?)"}, false},
 		{"export regions", sqlSnapshotsExport + ` AND r.region IN (SELECT value FROM json_each(?3)) ORDER BY r.last_page_at, r.id, t.rank`,
 			[]any{0, 1, `["US"]`}, []string{"USING INDEX runs_last_page", "SEARCH t USING PRIMARY KEY (run_id=?)"}, false},
+		{"export categories", sqlSnapshotsExport + ` AND v.category_id IN (SELECT value FROM json_each(?3)) ORDER BY r.last_page_at, r.id, t.rank`,
+			[]any{0, 1, `["10"]`}, []string{"USING INDEX runs_last_page", "SEARCH t USING PRIMARY KEY (run_id=?)",
+				"SEARCH c USING PRIMARY KEY (region=? AND category_id=?)"}, false},
 	} {
 		got := plan(c.query, c.args...)
 		for _, w := range c.want {

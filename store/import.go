@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,6 +22,10 @@ type ImportedChart struct {
 	// dataset's day is one page fetched at its trending_date; a ytrend
 	// export's run has one page per fetch time it recorded.
 	Pages []Page
+	// Categories are names for category ids the file carries (ytrend's
+	// export does, in its category column): id -> name in Region. They fill
+	// the archive's cached names where the API gave none (see Category).
+	Categories map[string]string
 }
 
 // ImportResult says what ImportChart did.
@@ -52,6 +57,16 @@ const (
 	sqlImportFinish = `UPDATE runs SET status = 'ok', finished_at = last_page_at WHERE id = ?`
 )
 
+// ImportBatchRows is how many chart positions ytrend import stores per
+// ImportCharts transaction: large enough that the commit and the full-text
+// index's flush cost little per row, small enough that a batch is a moment
+// of work and of memory.
+const ImportBatchRows = 5000
+
+// maxIndexChunk bounds the ids one index statement reads (a JSON array, so
+// only its size matters).
+const maxIndexChunk = 5000
+
 // maxImportPage bounds the rows of one page statement (14 parameters a row
 // for the videos insert, under SQLite's 32,766).
 const maxImportPage = 500
@@ -65,11 +80,71 @@ const maxImportPage = 500
 // changes nothing. A video listed twice in the chart keeps its first
 // position.
 func (db *DB) ImportChart(ctx context.Context, c ImportedChart) (ImportResult, error) {
-	var res ImportResult
-	pages, err := importPages(c)
+	res, err := db.ImportCharts(ctx, []ImportedChart{c})
 	if err != nil {
-		return res, err
+		return ImportResult{}, err
 	}
+	return res[0], nil
+}
+
+// ImportCharts stores several charts as ImportChart does, all in one
+// transaction: a dataset's days are imported in batches, so that the commit
+// and the full-text index's flush are paid once per batch rather than once
+// per day. Either every chart of the batch is stored (or skipped as already
+// there) or, on an error, none is. A chart that repeats an earlier one of the
+// same batch (same region and fetch time) is skipped like one already in the
+// archive.
+func (db *DB) ImportCharts(ctx context.Context, cs []ImportedChart) ([]ImportResult, error) {
+	charts := make([][]Page, len(cs))
+	st, err := db.pageStatements(ctx, 0)
+	if err != nil {
+		return nil, fmt.Errorf("store: import chart: prepare: %w", err)
+	}
+	for i, c := range cs {
+		pages, err := importPages(c)
+		if err != nil {
+			return nil, err
+		}
+		charts[i] = pages
+		// Every statement is prepared before the transaction takes the
+		// only writer connection.
+		for _, p := range pages {
+			if _, err := db.pageStatements(ctx, len(p.Videos)); err != nil {
+				return nil, fmt.Errorf("store: import chart: prepare: %w", err)
+			}
+		}
+	}
+	tx, err := db.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("store: import chart: begin: %w", err)
+	}
+	defer tx.Rollback()
+	var learned []channelEntry
+	var pending ftsPending
+	out := make([]ImportResult, len(cs))
+	for i, c := range cs {
+		if out[i], err = db.importChart(ctx, tx, c, charts[i], &learned, &pending); err != nil {
+			return nil, err
+		}
+	}
+	// The batch's new and changed videos, indexed once each as they are at
+	// its end.
+	w := writeTx{tx: tx, ctx: ctx, st: st, ftsWrites: &db.ftsWrites}
+	for chunk := range slices.Chunk(pending.ids, maxIndexChunk) {
+		if err := w.ftsInsert(chunk); err != nil {
+			return nil, fmt.Errorf("store: import chart: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("store: import chart: commit: %w", err)
+	}
+	db.channels.remember(learned)
+	return out, nil
+}
+
+// importChart stores one chart inside tx.
+func (db *DB) importChart(ctx context.Context, tx *sql.Tx, c ImportedChart, pages []Page, learned *[]channelEntry, pending *ftsPending) (ImportResult, error) {
+	var res ImportResult
 	first, last := pages[0].FetchedAt, pages[0].FetchedAt
 	var ids []string
 	for _, p := range pages {
@@ -78,19 +153,6 @@ func (db *DB) ImportChart(ctx context.Context, c ImportedChart) (ImportResult, e
 			ids = append(ids, v.ID)
 		}
 	}
-	// Every statement is prepared before the transaction takes the only
-	// writer connection.
-	for _, p := range pages {
-		if _, err := db.pageStatements(ctx, len(p.Videos)); err != nil {
-			return res, fmt.Errorf("store: import chart: prepare: %w", err)
-		}
-	}
-	tx, err := db.writer.BeginTx(ctx, nil)
-	if err != nil {
-		return res, fmt.Errorf("store: import chart: begin: %w", err)
-	}
-	defer tx.Rollback()
-
 	var existing int64
 	switch err := tx.QueryRowContext(ctx, sqlChartExists, string(c.Region), last.UnixMicro()).Scan(&existing); {
 	case err == nil:
@@ -105,12 +167,11 @@ func (db *DB) ImportChart(ctx context.Context, c ImportedChart) (ImportResult, e
 	if err := tx.QueryRowContext(ctx, sqlImportRun, string(c.Region), db.self.id, first.UnixMicro()).Scan(&res.RunID); err != nil {
 		return res, fmt.Errorf("store: import chart: start run: %w", err)
 	}
-	var learned []channelEntry
 	for _, p := range pages {
 		p.RunID, p.Region, p.Kind = res.RunID, c.Region, PageChart
-		r, err := db.savePage(ctx, p, tx, &learned)
+		r, err := db.savePage(ctx, p, tx, learned, pending)
 		if err != nil {
-			return ImportResult{}, fmt.Errorf("store: import chart %s %s: %w", c.Region, p.FetchedAt.Format(time.RFC3339), err)
+			return res, fmt.Errorf("store: import chart %s %s: %w", c.Region, p.FetchedAt.Format(time.RFC3339), err)
 		}
 		res.New += r.New
 		res.Updated += r.Updated
@@ -120,16 +181,21 @@ func (db *DB) ImportChart(ctx context.Context, c ImportedChart) (ImportResult, e
 			pageIDs[i] = v.ID
 		}
 		if _, err := tx.ExecContext(ctx, sqlImportFirstSeen, p.FetchedAt.UnixMicro(), jsonIDs(pageIDs)); err != nil {
-			return ImportResult{}, fmt.Errorf("store: import chart: first seen: %w", err)
+			return res, fmt.Errorf("store: import chart: first seen: %w", err)
+		}
+	}
+	if len(c.Categories) > 0 {
+		cats := make([]Category, 0, len(c.Categories))
+		for id, title := range c.Categories {
+			cats = append(cats, Category{Region: c.Region, ID: id, Title: title, FetchedAt: last})
+		}
+		if err := upsertCategories(ctx, tx, cats); err != nil {
+			return res, fmt.Errorf("store: import chart: category names: %w", err)
 		}
 	}
 	if _, err := tx.ExecContext(ctx, sqlImportFinish, res.RunID); err != nil {
-		return ImportResult{}, fmt.Errorf("store: import chart: finish run: %w", err)
+		return res, fmt.Errorf("store: import chart: finish run: %w", err)
 	}
-	if err := tx.Commit(); err != nil {
-		return ImportResult{}, fmt.Errorf("store: import chart: commit: %w", err)
-	}
-	db.channels.remember(learned)
 	return res, nil
 }
 

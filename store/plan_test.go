@@ -23,7 +23,11 @@ func TestSearchPlans(t *testing.T) {
 		detail     string
 	}
 	plan := func(query string) []node {
-		rows, err := db.reader.QueryContext(ctx, "EXPLAIN QUERY PLAN "+query, "[]", 0, `"x"`, 0, "[]", 10, 0, 10)
+		args := []any{"[]", 0, `"x"`, 0, "[]", 10, 0, 10}
+		if strings.Contains(query, "?9") {
+			args = append(args, `["10"]`)
+		}
+		rows, err := db.reader.QueryContext(ctx, "EXPLAIN QUERY PLAN "+query, args...)
 		if err != nil {
 			t.Fatalf("%v\n%s", err, query)
 		}
@@ -43,7 +47,7 @@ func TestSearchPlans(t *testing.T) {
 		for _, regions := range []bool{false, true} {
 			for _, channels := range []bool{false, true} {
 				for _, order := range []SortOrder{SortRelevance, SortRecent, SortViews} {
-					q := sqlCandidates(raw, regions, channels, order)
+					q := sqlCandidates(raw, regions, channels, order == SortViews, order)
 					nodes := plan(q)
 					var text []string
 					sub := map[int]bool{} // nodes inside the candidate subquery
@@ -59,6 +63,9 @@ func TestSearchPlans(t *testing.T) {
 					all := strings.Join(text, " | ")
 					if !strings.Contains(all, "SCAN f VIRTUAL TABLE INDEX") || !strings.Contains(all, "SEARCH s USING INTEGER PRIMARY KEY") {
 						t.Errorf("raw=%v regions=%v channels=%v %s: unexpected plan %s", raw, regions, channels, order, all)
+					}
+					if order == SortViews && !strings.Contains(all, "SEARCH v USING INTEGER PRIMARY KEY") {
+						t.Errorf("categories: the videos row is not found by key: %s", all)
 					}
 					if regions && !strings.Contains(all, "SEARCH r USING PRIMARY KEY") {
 						t.Errorf("regions: video_regions not searched by key: %s", all)

@@ -47,8 +47,11 @@ type Query struct {
 	// Channel keeps videos whose channel title contains it (ignoring case
 	// and accents) or whose channel id is exactly it.
 	Channel string
-	Sort    SortOrder // default SortRelevance
-	Limit   int       // default DefaultLimit, at most MaxLimit
+	// Categories keeps videos whose category id is one of these (see
+	// CategoryIDs to read a name).
+	Categories []string
+	Sort       SortOrder // default SortRelevance
+	Limit      int       // default DefaultLimit, at most MaxLimit
 
 	// Raw passes Text to FTS5 MATCH as query syntax (AND, OR, NOT, NEAR,
 	// column filters, prefix*). Syntax errors come back as ErrBadQuery.
@@ -74,9 +77,13 @@ type Hit struct {
 	BestRank     int            `json:"best_rank"` // best chart rank there; 0 if never on a chart
 	LastSeen     time.Time      `json:"last_seen"` // last sighting there
 	Views        *int64         `json:"views"`     // nil: hidden by the owner
-	Snippet      string         `json:"snippet"`
-	PublishedAt  time.Time      `json:"published_at"`
-	Score        float64        `json:"score"` // relevance blended with trend; comparable within one search only
+	CategoryID   string         `json:"category_id"`
+	// Category names CategoryID as the first of Regions with a cached name
+	// does (any region's if none has one); "" if not cached.
+	Category    string    `json:"category"`
+	Snippet     string    `json:"snippet"`
+	PublishedAt time.Time `json:"published_at"`
+	Score       float64   `json:"score"` // relevance blended with trend; comparable within one search only
 }
 
 type candidate struct {
@@ -174,6 +181,7 @@ type candidateFilter struct {
 	channels string // JSON array of channel row ids; "" = none
 	since    int64  // unix µs; 0 = none
 	minID    int64  // no video below this id can pass since
+	cats     string // JSON array of category ids; "" = none
 }
 
 func (s searcher) run() ([]Hit, error) {
@@ -227,6 +235,9 @@ func (s searcher) run() ([]Hit, error) {
 			// each candidate's channel instead.
 			f.channels = jsonIDs(ids)
 		}
+	}
+	if len(s.q.Categories) > 0 {
+		f.cats = jsonIDs(s.q.Categories)
 	}
 	if !s.q.Since.IsZero() {
 		f.since = s.q.Since.UnixMicro()
@@ -301,7 +312,11 @@ func (s searcher) candidates(f candidateFilter, limit int, rs *rankState) ([]can
 	if f.minID > 0 {
 		maxKey = -f.minID
 	}
-	rows, err := s.stmt(st).QueryContext(s.ctx, regions, f.since, f.expr, maxKey, channels, sqlLimit, id, s.q.Limit)
+	args := []any{regions, f.since, f.expr, maxKey, channels, sqlLimit, id, s.q.Limit}
+	if f.cats != "" {
+		args = append(args, f.cats)
+	}
+	rows, err := s.stmt(st).QueryContext(s.ctx, args...)
 	if err != nil {
 		return nil, queryError(s.pq, err)
 	}
@@ -436,13 +451,13 @@ func (s searcher) materialize(cands []candidate) ([]Hit, error) {
 	found := 0
 	for rows.Next() {
 		var id, published int64
-		var videoID, title, tags, channel, desc string
-		if err := rows.Scan(&id, &videoID, &title, &tags, &channel, &desc, &published); err != nil {
+		var videoID, title, tags, channel, desc, category string
+		if err := rows.Scan(&id, &videoID, &title, &tags, &channel, &desc, &published, &category); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("store: search: %w", err)
 		}
 		h := &hits[idx[id]]
-		h.VideoID, h.Title, h.ChannelTitle = videoID, title, channel
+		h.VideoID, h.Title, h.ChannelTitle, h.CategoryID = videoID, title, channel, category
 		h.PublishedAt = time.Unix(published, 0).UTC()
 		h.Snippet = snippet(s.pq, [...]string{desc, title, strings.ReplaceAll(tags, "\n", ", "), channel}, s.q.MarkOpen, s.q.MarkClose)
 		found++
@@ -475,6 +490,14 @@ func (s searcher) materialize(cands []candidate) ([]Hit, error) {
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("store: search: %w", err)
+	}
+	rows.Close()
+	names, err := loadCategoryNames(s.ctx, s.tx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("store: search: %w", err)
+	}
+	for i := range hits {
+		hits[i].Category = names.name(hits[i].CategoryID, hits[i].Regions...)
 	}
 	return hits, nil
 }

@@ -20,7 +20,7 @@ const (
 	// A bounded scan: see sinceLowerBound.
 	sqlSinceBound = `SELECT min(min_video), count(*) FROM (SELECT min_video FROM runs WHERE last_page_at >= ? LIMIT ?)`
 	sqlDocFreq    = `SELECT -rowid FROM video_fts WHERE video_fts MATCH ? ORDER BY rowid LIMIT ?`
-	sqlHitVideos  = `SELECT id, video_id, title, tags, channel_title, description, published_at_s FROM videos
+	sqlHitVideos  = `SELECT id, video_id, title, tags, channel_title, description, published_at_s, category_id FROM videos
 		WHERE id IN (SELECT value FROM json_each(?))`
 	sqlHitRegions = `SELECT video, region FROM video_regions WHERE video IN (SELECT value FROM json_each(?1))
 		AND (?2 IS NULL OR region IN (SELECT value FROM json_each(?2))) ORDER BY video, region`
@@ -39,7 +39,10 @@ const (
 // Parameters: ?1 regions (JSON), ?2 since (µs, 0 if none), ?3 the MATCH
 // expression, ?4 the highest rowid worth reading, ?5 channel row ids (JSON),
 // ?6 the cap (-1: none), ?7 the ranking state's id, ?8 the page size.
-func sqlCandidates(raw, regions, channels bool, order SortOrder) string {
+//
+// With categories, ?9 holds their ids (JSON): a category is no facet of the
+// index, so the scan reads each match's category from its videos row.
+func sqlCandidates(raw, regions, channels, categories bool, order SortOrder) string {
 	var b strings.Builder
 	if regions {
 		// One row per matching region: a video's best rank and last
@@ -67,6 +70,9 @@ func sqlCandidates(raw, regions, channels bool, order SortOrder) string {
 	}
 	if channels {
 		b.WriteString(` AND s.channel IN (SELECT value FROM json_each(?5))`)
+	}
+	if categories {
+		b.WriteString(` AND (SELECT v.category_id FROM videos v WHERE v.id = -f.rowid) IN (SELECT value FROM json_each(?9))`)
 	}
 	b.WriteString(` ORDER BY f.rowid LIMIT ?6)`)
 	if regions {
@@ -101,9 +107,10 @@ func (db *DB) searchStatements(ctx context.Context, q Query, pq parsedQuery) (*s
 	st.docFreq = get(sqlDocFreq)
 	// The channel variant is needed only for broad channel filters; prepare
 	// both, the lookup is cheap.
-	st.candidates = get(sqlCandidates(pq.raw, len(q.Regions) > 0, false, q.Sort))
+	cats := len(q.Categories) > 0
+	st.candidates = get(sqlCandidates(pq.raw, len(q.Regions) > 0, false, cats, q.Sort))
 	if q.Channel != "" {
-		st.candidatesByChannel = get(sqlCandidates(pq.raw, len(q.Regions) > 0, true, q.Sort))
+		st.candidatesByChannel = get(sqlCandidates(pq.raw, len(q.Regions) > 0, true, cats, q.Sort))
 	}
 	st.videos = get(sqlHitVideos)
 	st.regions = get(sqlHitRegions)

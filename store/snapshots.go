@@ -27,6 +27,8 @@ type Snapshot struct {
 	// migration 0004, whether they are hidden now).
 	CommentsDisabled, RatingsDisabled bool
 	Video                             Video // Views, Likes, Comments, Dislikes left nil: see above
+	// Category is the region's cached name for Video.CategoryID; "" if none.
+	Category string
 }
 
 // SnapshotFilter selects snapshots; zero fields select everything.
@@ -34,6 +36,9 @@ type SnapshotFilter struct {
 	Regions []regions.Code
 	Since   time.Time // fetched at or after
 	Until   time.Time // fetched at or before
+	// Categories keeps the positions of videos in these category ids (see
+	// CategoryIDs).
+	Categories []string
 }
 
 // The runs in the order they were fetched (runs_last_page holds each run's
@@ -42,11 +47,12 @@ type SnapshotFilter struct {
 const sqlSnapshotsExport = `SELECT r.region, t.rank, t.fetched_at, r.id, t.views, t.likes, t.dislikes, t.comments, t.counted,
 		s.likes IS NULL, s.comments IS NULL,
 		v.video_id, v.title, v.published_at_s, v.channel_id, v.channel_title, v.category_id, v.tags,
-		v.thumbnail_url, v.description, v.duration_s, v.default_language
+		v.thumbnail_url, v.description, v.duration_s, v.default_language, coalesce(c.title, '')
 	FROM runs r INDEXED BY runs_last_page
 	JOIN trending_snapshots t ON t.run_id = r.id
 	JOIN videos v ON v.id = t.video
 	JOIN video_stats s ON s.video = v.id
+	LEFT JOIN categories c ON c.region = r.region AND c.category_id = v.category_id
 	WHERE r.last_page_at >= ?1 AND r.started_at <= ?2 AND t.fetched_at BETWEEN ?1 AND ?2`
 
 // Snapshots calls fn with every chart position fetched that f selects, in
@@ -71,8 +77,12 @@ func (db *DB) Snapshots(ctx context.Context, f SnapshotFilter, fn func(s *Snapsh
 			}
 			codes[i] = string(r)
 		}
-		q += ` AND r.region IN (SELECT value FROM json_each(?3))`
 		args = append(args, jsonIDs(codes))
+		q += fmt.Sprintf(` AND r.region IN (SELECT value FROM json_each(?%d))`, len(args))
+	}
+	if len(f.Categories) > 0 {
+		args = append(args, jsonIDs(f.Categories))
+		q += fmt.Sprintf(` AND v.category_id IN (SELECT value FROM json_each(?%d))`, len(args))
 	}
 	q += ` ORDER BY r.last_page_at, r.id, t.rank`
 
@@ -96,7 +106,7 @@ func (db *DB) Snapshots(ctx context.Context, f SnapshotFilter, fn func(s *Snapsh
 		v := &s.Video
 		if err := rows.Scan(&region, &s.Rank, &fetched, &s.RunID, &views, &likes, &dislikes, &comments, &counted,
 			&likesHidden, &commentsHidden, &v.ID, &v.Title, &published, &v.ChannelID, &v.ChannelTitle, &v.CategoryID,
-			&tags, &v.ThumbnailURL, &v.Description, &duration, &v.DefaultLanguage); err != nil {
+			&tags, &v.ThumbnailURL, &v.Description, &duration, &v.DefaultLanguage, &s.Category); err != nil {
 			return fmt.Errorf("store: snapshots: %w", err)
 		}
 		s.Region, s.FetchedAt = regions.Code(region), micros(fetched)

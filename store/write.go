@@ -19,7 +19,7 @@ import (
 // text is unchanged is not re-indexed (nor re-tokenized). A video listed
 // twice in the page is stored once, at its first (best) position.
 func (db *DB) SavePage(ctx context.Context, p Page) (PageResult, error) {
-	return db.savePage(ctx, p, nil, nil)
+	return db.savePage(ctx, p, nil, nil, nil)
 }
 
 // savePage is SavePage, inside the caller's transaction when outer is not
@@ -29,7 +29,14 @@ func (db *DB) SavePage(ctx context.Context, p Page) (PageResult, error) {
 //
 // It runs in three phases: classify the page's rows against what the archive
 // holds, write the rows, then reindex what changed.
-func (db *DB) savePage(ctx context.Context, p Page, outer *sql.Tx, learnedOut *[]channelEntry) (PageResult, error) {
+//
+// pending, when not nil, defers the full-text index's inserts to the caller,
+// who indexes pending's ids once at the end of its transaction
+// (ImportCharts): a video is then indexed once per batch however often it
+// changed in it, and FTS5 writes one segment per batch instead of one per
+// page. Videos already pending are not removed from the index again (they
+// are not in it).
+func (db *DB) savePage(ctx context.Context, p Page, outer *sql.Tx, learnedOut *[]channelEntry, pending *ftsPending) (PageResult, error) {
 	if p.Kind == "" {
 		p.Kind = PageChart
 	}
@@ -54,7 +61,8 @@ func (db *DB) savePage(ctx context.Context, p Page, outer *sql.Tx, learnedOut *[
 		defer tx.Rollback()
 	}
 	var learned []channelEntry
-	w := writeTx{tx: tx, ctx: ctx, st: st, ftsWrites: &db.ftsWrites, chans: &db.channels, learned: &learned, owner: db.self.id}
+	w := writeTx{tx: tx, ctx: ctx, st: st, ftsWrites: &db.ftsWrites, chans: &db.channels, learned: &learned,
+		pending: pending, owner: db.self.id}
 
 	plan, err := w.classify(p, rows)
 	if err != nil {
@@ -64,8 +72,12 @@ func (db *DB) savePage(ctx context.Context, p Page, outer *sql.Tx, learnedOut *[
 		return PageResult{}, err
 	}
 	// Last: index new and changed rows in one statement, so FTS5 writes one
-	// segment for the page instead of one per row.
-	if err := w.ftsInsert(append(plan.fresh, plan.changed...)); err != nil {
+	// segment for the page instead of one per row (or for the whole batch,
+	// when the caller defers it).
+	if pending != nil {
+		pending.add(plan.fresh)
+		pending.add(plan.changed)
+	} else if err := w.ftsInsert(append(plan.fresh, plan.changed...)); err != nil {
 		return PageResult{}, err
 	}
 	if hook := testHookInPageTx; hook != nil {
@@ -216,7 +228,7 @@ func (w writeTx) writeRows(p Page, plan *pagePlan) error {
 	// The index must forget the old text and facets before the row
 	// changes: the 'delete' command needs the values that were indexed.
 	reindex := union(plan.changed, plan.newRegion)
-	if err := w.ftsDelete(reindex); err != nil {
+	if err := w.ftsDelete(w.pending.notIn(reindex)); err != nil {
 		return err
 	}
 	for _, i := range plan.metaOnly {
@@ -263,6 +275,39 @@ func (w writeTx) writeRows(p Page, plan *pagePlan) error {
 	return nil
 }
 
+// ftsPending are videos written in a transaction and not yet indexed.
+type ftsPending struct {
+	ids  []int64
+	seen map[int64]bool
+}
+
+func (f *ftsPending) add(ids []int64) {
+	if f.seen == nil {
+		f.seen = map[int64]bool{}
+	}
+	for _, id := range ids {
+		if !f.seen[id] {
+			f.seen[id] = true
+			f.ids = append(f.ids, id)
+		}
+	}
+}
+
+// notIn returns the ids of ids that are not pending (all of them when f is
+// nil).
+func (f *ftsPending) notIn(ids []int64) []int64 {
+	if f == nil || len(f.seen) == 0 {
+		return ids
+	}
+	var out []int64
+	for _, id := range ids {
+		if !f.seen[id] {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
 // union returns the ids of a and b, each once.
 func union(a, b []int64) []int64 {
 	out := append([]int64(nil), a...)
@@ -286,6 +331,7 @@ type writeTx struct {
 	ftsWrites *atomic.Int64
 	chans     *channelCache
 	learned   *[]channelEntry // channel ids to cache once the transaction commits
+	pending   *ftsPending     // nil: index at the end of each page (see savePage)
 	owner     string          // this process's instance id, for runProgress
 }
 

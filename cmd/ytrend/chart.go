@@ -14,9 +14,10 @@ import (
 
 func (c *cli) chartCmd() *cobra.Command {
 	var (
-		at     string
-		limit  int
-		asJSON bool
+		at       string
+		limit    int
+		category string
+		asJSON   bool
 	)
 	cmd := &cobra.Command{
 		Use:   "chart REGION",
@@ -29,12 +30,19 @@ against the fetch before (▲3 up three places, ▼2 down two, NEW, = same).
 means the end of that day in UTC: the day's last chart. Imported datasets have
 one chart a day, at 00:00 UTC of their trending_date.
 
+--category keeps the videos of one category (its name, in any case, or its
+id), at their rank in the whole chart. Names come from videoCategories.list,
+which fetches ask once per region per day; a name the region's list does not
+hold is an error that lists the names it does.
+
 --json prints the entries as an array of objects (rank, video_id, title,
-channel_id, channel_title, category_id, views, likes, comments, fetched_at,
-previous_rank, change, movement); hidden counts are null.`,
+channel_id, channel_title, category_id, category, views, likes, comments,
+fetched_at, previous_rank, change, movement); hidden counts are null, and
+category is "" when the archive has no name for the id.`,
 		Example: `  ytrend chart US
   ytrend chart GB --at 2018-01-15 --limit 10
-  ytrend chart IN --at 2026-03-01T06:00:00Z --json`,
+  ytrend chart IN --at 2026-03-01T06:00:00Z --json
+  ytrend chart US --category music`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			codes, err := parseRegions(args)
@@ -55,7 +63,11 @@ previous_rank, change, movement); hidden counts are null.`,
 				return err
 			}
 			defer a.close()
-			chart, err := a.db.Chart(cmd.Context(), codes[0], when, limit)
+			cats, err := categoryIDs(cmd.Context(), a.db, category, codes[:1])
+			if err != nil {
+				return err
+			}
+			chart, err := a.db.ChartOf(cmd.Context(), store.ChartQuery{Region: codes[0], At: when, Limit: limit, Categories: cats})
 			if err != nil {
 				return err
 			}
@@ -69,6 +81,7 @@ previous_rank, change, movement); hidden counts are null.`,
 	f := cmd.Flags()
 	f.StringVar(&at, "at", "", "the chart as it stood at this time: RFC 3339, or a date (its end, UTC)")
 	f.IntVar(&limit, "limit", 50, "number of entries (0: all)")
+	f.StringVar(&category, "category", "", categoryFlagHelp)
 	f.BoolVar(&asJSON, "json", false, "print a JSON array of the entries")
 	return cmd
 }
@@ -101,16 +114,28 @@ func printChart(w io.Writer, c store.Chart) {
 	}
 	fmt.Fprintf(w, "%s trending chart fetched %s (%s)\n", c.Region, c.FetchedAt.UTC().Format("2006-01-02 15:04 UTC"), against)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "RANK\tMOVE\tTITLE\tCHANNEL\t   VIEWS")
+	fmt.Fprintln(tw, "RANK\tMOVE\tTITLE\tCHANNEL\tCATEGORY\t   VIEWS")
 	for _, e := range c.Entries {
 		views := "hidden"
 		if e.Views != nil {
 			views = humanCount(*e.Views)
 		}
-		fmt.Fprintf(tw, "%4d\t%s\t%s\t%s\t%8s\n", e.Rank, movement(e), truncate(oneLine(e.Title), 60),
-			truncate(e.ChannelTitle, 24), views)
+		fmt.Fprintf(tw, "%4d\t%s\t%s\t%s\t%s\t%8s\n", e.Rank, movement(e), truncate(oneLine(e.Title), 60),
+			truncate(e.ChannelTitle, 24), truncate(categoryText(e.CategoryID, e.Category), 20), views)
 	}
 	tw.Flush()
+}
+
+// categoryText is a category's name, or its id when the archive has no
+// name for it.
+func categoryText(id, name string) string {
+	switch {
+	case name != "":
+		return name
+	case id != "":
+		return "#" + id
+	}
+	return "-"
 }
 
 // movement is ▲3, ▼2, NEW or =.

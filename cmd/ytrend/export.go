@@ -20,6 +20,7 @@ func (c *cli) exportCmd() *cobra.Command {
 		regionArgs []string
 		since      string
 		until      string
+		category   string
 		out        string
 	)
 	cmd := &cobra.Command{
@@ -30,12 +31,17 @@ fetched. The columns are the public 2020+ trending dataset's, in its order
 (video_id, title, publishedAt, channelId, channelTitle, categoryId,
 trending_date, tags, view_count, likes, dislikes, comment_count,
 thumbnail_link, comments_disabled, ratings_disabled, description), so notebooks
-written for it read the export unchanged, then region, rank and fetched_at.
+written for it read the export unchanged, then region, rank, fetched_at and
+category: the category's name in that region, as videoCategories.list gave it
+(empty when the archive has no name for the id; categoryId always has the id).
 
 Tags are |-joined, [None] when there are none. A count the owner hid is empty,
 never 0; dislikes are empty unless they came from an imported dataset (the API
 stopped giving them in 2021). Counts are the ones seen at each fetch; titles,
 tags and descriptions are each video's latest.
+
+--category keeps one category: its id, or its name in any case, looked up in
+the names cached for the --region regions (every region's without --region).
 
 --format jsonl writes the same keys as JSON, one object a line, with numbers,
 booleans, null for hidden counts and tags as an array. ytrend import reads
@@ -44,7 +50,8 @@ both forms back. The export streams: memory stays flat at any size. With
 goes to stderr when stderr is a terminal.`,
 		Example: `  ytrend export > trending.csv
   ytrend export --region US --region GB --since 2026-01-01 --out uk-us.csv
-  ytrend export --format jsonl --since 7d | jq .title`,
+  ytrend export --format jsonl --since 7d | jq .title
+  ytrend export --region US --category Music --out us-music.csv`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var f store.SnapshotFilter
@@ -75,6 +82,9 @@ goes to stderr when stderr is a terminal.`,
 				return err
 			}
 			defer a.close()
+			if f.Categories, err = categoryIDs(cmd.Context(), a.db, category, f.Regions); err != nil {
+				return err
+			}
 			return c.export(cmd.Context(), a.db, f, format, out)
 		},
 	}
@@ -83,6 +93,7 @@ goes to stderr when stderr is a terminal.`,
 	fl.StringArrayVar(&regionArgs, "region", nil, "only this region (repeatable, or comma-separated)")
 	fl.StringVar(&since, "since", "", "only positions fetched at or after: RFC 3339, a date, or a duration ago (7d)")
 	fl.StringVar(&until, "until", "", "only positions fetched at or before: RFC 3339, a date (its end), or a duration ago")
+	fl.StringVar(&category, "category", "", categoryFlagHelp)
 	fl.StringVar(&out, "out", "", "write to FILE instead of stdout")
 	return cmd
 }
@@ -121,7 +132,7 @@ func (c *cli) export(ctx context.Context, db *store.DB, f store.SnapshotFilter, 
 		return fmt.Errorf("export: %w", err)
 	}
 	var total int64
-	filtered := len(f.Regions) > 0 || !f.Since.IsZero() || !f.Until.IsZero()
+	filtered := len(f.Regions) > 0 || !f.Since.IsZero() || !f.Until.IsZero() || len(f.Categories) > 0
 	if counts, err := db.Counts(ctx); err == nil && !filtered {
 		total = counts.Snapshots
 	}

@@ -179,6 +179,11 @@ type reportJSON struct {
 	RetryAfterSeconds float64 `json:"retry_after_seconds,omitempty"`
 	Error             string  `json:"error,omitempty"`
 	DurationSeconds   float64 `json:"duration_seconds"`
+	// Categories counts the category names stored (0: the archive had
+	// today's); CategoriesError says why asking for them failed (the chart
+	// was fetched all the same).
+	Categories      int    `json:"categories"`
+	CategoriesError string `json:"categories_error,omitempty"`
 }
 
 func reportsJSON(reports []ingest.Report) []reportJSON {
@@ -187,7 +192,10 @@ func reportsJSON(reports []ingest.Report) []reportJSON {
 		j := reportJSON{
 			Region: r.Region.String(), RunID: r.RunID, Status: string(r.Status), Pages: r.Pages, Videos: r.Videos,
 			New: r.New, Updated: r.Updated, Unchanged: r.Unchanged, Units: r.Units, RefusedBy: r.RefusedBy,
-			DurationSeconds: r.Duration().Seconds(),
+			DurationSeconds: r.Duration().Seconds(), Categories: r.Categories,
+		}
+		if r.CategoriesErr != nil {
+			j.CategoriesError = r.CategoriesErr.Error()
 		}
 		if !r.RetryAt.IsZero() {
 			j.RetryAt = r.RetryAt.Format(time.RFC3339)

@@ -21,8 +21,10 @@ func (c *cli) historyCmd() *cobra.Command {
 last seen, its best rank, on how many days (UTC) it charted, and its rank and
 views over time as sparklines (a taller bar is a better rank).
 
-VIDEO_ID may also be a watch URL. --json prints video_id and, per region, every
-sighting as {at, rank, views} with RFC 3339 times (views null when hidden).`,
+VIDEO_ID may also be a watch URL. --json prints video_id, title, channel,
+category_id and category (its name; "" when the archive has none) and, per
+region, every sighting as {at, rank, views} with RFC 3339 times (views null
+when hidden).`,
 		Example: `  ytrend history dQw4w9WgXcQ
   ytrend history "https://www.youtube.com/watch?v=dQw4w9WgXcQ" --json`,
 		Args: cobra.ExactArgs(1),
@@ -67,7 +69,7 @@ func videoIDArg(s string) string {
 }
 
 func printHistory(w io.Writer, h store.History) {
-	fmt.Fprintf(w, "%s  %s — %s\n", h.VideoID, oneLine(h.Title), h.ChannelTitle)
+	fmt.Fprintf(w, "%s  %s — %s · %s\n", h.VideoID, oneLine(h.Title), h.ChannelTitle, categoryText(h.CategoryID, h.Category))
 	if len(h.Regions) == 0 {
 		fmt.Fprintln(w, "never on a chart this archive holds")
 		return

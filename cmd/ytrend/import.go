@@ -42,9 +42,12 @@ Rows that cannot be read (a bad date, an id such as Excel's #NAME?, a broken
 record, the last record of a file cut off in its middle) are skipped and
 reported with their line; the rest is imported. A file whose header matches no
 layout is refused with the columns each layout expects, and nothing is
-imported when any file is refused. Every chart is stored in one transaction:
-an interrupted import keeps every chart it finished. Ctrl-C stops after the
-chart in flight.`,
+imported when any file is refused. Charts are stored in batches of about 5,000
+rows, each in one transaction: an interrupted import keeps every batch it
+finished. Ctrl-C stores the charts already read, then stops. An export's
+category column teaches the archive the names of the categories it holds
+(they never replace names videoCategories.list gave). Progress goes to stderr
+when stderr is a terminal; a summary per file always does.`,
 		Example: `  ytrend import USvideos.csv GBvideos.csv
   ytrend import trending.csv --region DE
   ytrend import backup.jsonl --json`,
@@ -83,7 +86,7 @@ chart in flight.`,
 				return err
 			}
 			defer a.close()
-			stop := newStop(cmd.Context(), tellUser(c.stderr, "finishing the chart in flight"))
+			stop := newStop(cmd.Context(), tellUser(c.stderr, "storing the charts already read"))
 			defer stop.close()
 
 			var reports []importReport
@@ -176,7 +179,8 @@ type skipJSON struct {
 	Reason string `json:"reason"`
 }
 
-// run imports the file chart by chart, until its end, a stop, or an error.
+// run imports the file in batches of about store.ImportBatchRows rows, one
+// transaction each, until its end, a stop, or an error.
 func (f *importFile) run(stop *stop, db *store.DB, stderr io.Writer) (rep importReport, err error) {
 	rep = importReport{File: f.path, Format: string(f.r.Format())}
 	start := time.Now()
@@ -192,42 +196,69 @@ func (f *importFile) run(stop *stop, db *store.DB, stderr io.Writer) (rep import
 		rep.Seconds = time.Since(start).Seconds()
 		rep.RowsPerSecond = float64(rep.Rows) / max(rep.Seconds, 1e-6)
 	}()
+	var batch []store.ImportedChart
+	rows := 0
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		res, err := db.ImportCharts(stop.Hard, batch)
+		if err != nil {
+			rep.Error = err.Error()
+			return fmt.Errorf("%s: %w", f.path, err)
+		}
+		for i, r := range res {
+			n := 0
+			for _, pg := range batch[i].Pages {
+				n += len(pg.Videos)
+			}
+			if r.Skipped {
+				rep.AlreadyThere++
+			} else {
+				rep.Imported++
+				rep.ImportedRows += n
+				rep.NewVideos += r.New
+				rep.UpdatedVideos += r.Updated
+			}
+		}
+		p.add(int64(rows))
+		batch, rows = batch[:0], 0
+		return nil
+	}
 	for {
 		select {
 		case <-stop.Soft.Done():
+			// The charts already read are stored: a moment's work.
+			if err := flush(); err != nil {
+				return rep, err
+			}
 			rep.Stopped = true
-			return rep, withCode(exitError, fmt.Errorf("stopped: %s imported up to the chart in flight", f.path))
+			return rep, withCode(exitError, fmt.Errorf("stopped: %s imported up to the batch in flight", f.path))
 		default:
 		}
 		c, err := f.r.Next()
 		if errors.Is(err, io.EOF) {
-			return rep, nil
+			return rep, flush()
 		}
 		if err != nil {
+			if ferr := flush(); ferr != nil {
+				return rep, ferr
+			}
 			rep.Error = err.Error()
 			return rep, err
 		}
 		if f.r.Format() != dataset.FormatYtrend {
 			rep.Region = string(c.Region)
 		}
-		res, err := db.ImportChart(stop.Hard, c)
-		if err != nil {
-			rep.Error = err.Error()
-			return rep, fmt.Errorf("%s: %w", f.path, err)
-		}
-		n := 0
+		batch = append(batch, c)
 		for _, pg := range c.Pages {
-			n += len(pg.Videos)
+			rows += len(pg.Videos)
 		}
-		if res.Skipped {
-			rep.AlreadyThere++
-		} else {
-			rep.Imported++
-			rep.ImportedRows += n
-			rep.NewVideos += res.New
-			rep.UpdatedVideos += res.Updated
+		if rows >= store.ImportBatchRows {
+			if err := flush(); err != nil {
+				return rep, err
+			}
 		}
-		p.add(int64(n))
 	}
 }
 

@@ -183,23 +183,25 @@ func TestFetchAllDefaultRegions(t *testing.T) {
 	if len(reports) != 8 {
 		t.Fatalf("%d reports", len(reports))
 	}
+	// Each region's first fetch of the day also asks for its category
+	// names: one unit more than its four pages.
 	for _, rep := range reports {
-		if rep.Status != "ok" || rep.Pages != 4 || rep.Videos != 200 || rep.Units != 4 || rep.Error != "" {
+		if rep.Status != "ok" || rep.Pages != 4 || rep.Videos != 200 || rep.Units != 5 || rep.Error != "" {
 			t.Errorf("%+v", rep)
 		}
 	}
 	if n := strings.Count(r.stderr, " page "); n != 32 {
 		t.Errorf("%d progress lines on stderr, want 32 (one per page):\n%s", n, r.stderr)
 	}
-	if !strings.Contains(r.stderr, "US page 1/4: 50 videos (50 new, 0 updated), 1 units so far, 9499 remaining") {
+	if !strings.Contains(r.stderr, "US page 1/4: 50 videos (50 new, 0 updated), 2 units so far, 9498 remaining") {
 		t.Errorf("first progress line missing or wrong:\n%s", r.stderr)
 	}
-	if got := w.sim.Usage(testKey).Charged; got != 32 {
-		t.Errorf("simulator charged %d, want 32", got)
+	if got := w.sim.Usage(testKey).Charged; got != 40 {
+		t.Errorf("simulator charged %d, want 40", got)
 	}
 
 	runs := decode[[]runJSON](t, w.mustRun("runs", "--json").stdout)
-	if len(runs) != 8 || runs[0].Region != "CA" || runs[0].Trigger != "cli" || runs[0].Units != 4 || runs[0].Status != "ok" {
+	if len(runs) != 8 || runs[0].Region != "CA" || runs[0].Trigger != "cli" || runs[0].Units != 5 || runs[0].Status != "ok" {
 		t.Errorf("runs: %+v", runs)
 	}
 	if one := decode[[]runJSON](t, w.mustRun("runs", "--region", "de", "--json").stdout); len(one) != 1 || one[0].Region != "DE" {
@@ -207,11 +209,11 @@ func TestFetchAllDefaultRegions(t *testing.T) {
 	}
 
 	st := decode[quotaStatusJSON](t, w.mustRun("quota", "status", "--json").stdout)
-	if st.Backend != "ledger" || st.Limits[0].Name != "daily" || st.Limits[0].Used != 32 || st.Limits[0].Remaining != 9468 || st.Exhausted != nil {
+	if st.Backend != "ledger" || st.Limits[0].Name != "daily" || st.Limits[0].Used != 40 || st.Limits[0].Remaining != 9460 || st.Exhausted != nil {
 		t.Errorf("quota status: %+v", st)
 	}
 	human := w.mustRun("quota", "status").stdout
-	if !strings.Contains(human, "daily") || !strings.Contains(human, "9468") || !strings.Contains(human, "[") {
+	if !strings.Contains(human, "daily") || !strings.Contains(human, "9460") || !strings.Contains(human, "[") {
 		t.Errorf("human quota status:\n%s", human)
 	}
 
@@ -412,7 +414,9 @@ regions:
 	out := w.mustRun("schedule", "check", "--from", "2026-11-21T00:00:00Z").stdout
 	for _, want := range []string{
 		"US      0 * * * *", "30m", "11-21 01:02:00", "daily 4, search 0", "daily 105, search 100",
-		"daily   9500   1d      249", "9251", "search  1000   1h      100", "yes",
+		"daily   9500   1d      254", "9246", "search  1000   1h      100", "yes",
+		"US      0 * * * *                        0s      11-21 00:00:00, 11-21 01:00:00, 11-21 02:00:00  daily 4, search 0      24           97.1",
+		"category names: daily 1, search 0 more",
 		"IN alone: every 15m55s", "all 3 regions at the same rate: every 16m50s",
 	} {
 		if !strings.Contains(out, want) {

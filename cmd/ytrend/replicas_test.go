@@ -25,12 +25,14 @@ import (
 // replica is one `ytrend run` process of TestReplicasOneLeader, reaching the
 // simulator through a counter of its own.
 type replica struct {
-	name     string
-	cmd      *exec.Cmd
-	logs     *logbuf.Buffer
-	base     string // its /metrics server
-	requests atomic.Int64
-	db       string
+	name string
+	cmd  *exec.Cmd
+	logs *logbuf.Buffer
+	base string // its /metrics server
+	// requests counts its chart page requests (videos.list), one per page
+	// stored; all counts every API request, videoCategories.list included.
+	requests, all atomic.Int64
+	db            string
 }
 
 func (r *replica) leader(t *testing.T) float64 {
@@ -88,6 +90,9 @@ regions:
 		}
 		front := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, req *http.Request) {
 			if strings.HasPrefix(req.URL.Path, "/youtube/") {
+				r.all.Add(1)
+			}
+			if req.URL.Path == "/youtube/v3/videos" {
 				r.requests.Add(1)
 			}
 			w.sim.ServeHTTP(rw, req)
@@ -144,8 +149,8 @@ regions:
 	first := leaderOf("exactly one leader of three", replicas...)
 	waitFor(t, "the leader's fetches", 30*time.Second, func() bool { return first.requests.Load() >= 2 })
 	for _, r := range replicas {
-		if r != first && r.requests.Load() != 0 {
-			t.Errorf("standby %s sent %d requests", r.name, r.requests.Load())
+		if r != first && r.all.Load() != 0 {
+			t.Errorf("standby %s sent %d requests", r.name, r.all.Load())
 		}
 		if r != first {
 			if code, body := get(t, r.base+"/readyz"); code != 200 || !strings.Contains(body, "standing by") {
@@ -170,14 +175,14 @@ regions:
 	// resumed, the paused one sends nothing more.
 	second.cmd.Process.Signal(syscall.SIGSTOP)
 	third := without(rest, second)[0]
-	waitFor(t, "the last replica to lead", 30*time.Second, func() bool { return third.leader(t) == 1 })
-	waitFor(t, "the last replica's fetches", 30*time.Second, func() bool { return third.requests.Load() >= 1 })
-	paused := second.requests.Load()
+	waitFor(t, "the last replica to lead", 60*time.Second, func() bool { return third.leader(t) == 1 })
+	waitFor(t, "the last replica's fetches", 60*time.Second, func() bool { return third.requests.Load() >= 1 })
+	paused := second.all.Load()
 	second.cmd.Process.Signal(syscall.SIGCONT)
 	waitFor(t, "the resumed replica to stand by", 30*time.Second, func() bool { return second.leader(t) == 0 })
 	mark := third.requests.Load()
 	waitFor(t, "two more of the leader's fetches", 30*time.Second, func() bool { return third.requests.Load() >= mark+2 })
-	if got := second.requests.Load(); got != paused {
+	if got := second.all.Load(); got != paused {
 		t.Errorf("the resumed replica sent %d requests after SIGCONT, want none", got-paused)
 	}
 	if third.leader(t) != 1 {
@@ -194,7 +199,7 @@ regions:
 	// request went unrecorded.
 	total := int64(0)
 	for _, r := range replicas {
-		total += r.requests.Load()
+		total += r.all.Load()
 	}
 	if used := w.sim.Usage(testKey).Requests; used != total {
 		t.Errorf("the simulator saw %d requests, the replicas counted %d", used, total)
@@ -265,7 +270,7 @@ func checkRunsByOwner(t *testing.T, replicas []*replica, killed *replica, backen
 		}
 		got := r.requests.Load()
 		if pages != got && (r != killed || pages != got-1) {
-			t.Errorf("%s (%s): %d pages stored, %d requests sent", r.name, backend, pages, got)
+			t.Errorf("%s (%s): %d pages stored, %d page requests sent", r.name, backend, pages, got)
 		}
 	}
 }

@@ -69,11 +69,12 @@ func TestSIGTERMStoresThePageInFlight(t *testing.T) {
 	t.Parallel()
 	inFlight := make(chan struct{}, 16)
 	var requests atomic.Int32
-	// Every answer takes 1.5s; the test learns when the second page's
-	// request has arrived.
+	// Every chart page takes 1.5s; the test learns when the second page's
+	// request has arrived. (The day's first fetch also asks for category
+	// names first, answered at once.)
 	w := newWorld(t, sim.Config{}, func(s *sim.Server) http.Handler {
 		return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-			if strings.HasPrefix(r.URL.Path, "/youtube/") {
+			if r.URL.Path == "/youtube/v3/videos" {
 				if requests.Add(1) == 2 {
 					inFlight <- struct{}{}
 				}
@@ -115,7 +116,10 @@ regions:
 		t.Errorf("%d snapshots, want 100", c.Snapshots)
 	}
 	if got := requests.Load(); got != 2 {
-		t.Errorf("%d requests; no page may start after the signal", got)
+		t.Errorf("%d page requests; no page may start after the signal", got)
+	}
+	if runs[0].Units != 3 {
+		t.Errorf("run spent %d units, want 3 (category names and two pages)", runs[0].Units)
 	}
 }
 

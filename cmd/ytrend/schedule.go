@@ -87,6 +87,10 @@ func printPlan(w io.Writer, cfg *config.Config, p scheduler.Plan) {
 			strings.Join(next, ", "), perFetch(r.PerFetch, p.Limits), num(r.FiresPerDay), num(r.UnitsPerDay))
 	}
 	tw.Flush()
+	if len(p.Regions) > 0 {
+		fmt.Fprintf(w, "(a region's first fetch of each quota day also asks for its category names: %s more; counted in UNITS/DAY and below)\n",
+			perFetch(p.Regions[0].PerDayFirst, p.Limits))
+	}
 
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)

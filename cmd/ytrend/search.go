@@ -26,6 +26,7 @@ func (c *cli) searchCmd() *cobra.Command {
 		regionArgs []string
 		since      string
 		channel    string
+		category   string
 		sort       string
 		limit      int
 		asJSON     bool
@@ -42,8 +43,13 @@ Whatever you type is treated as plain words (all must match; accents fold, so
 the text to SQLite FTS5 as query syntax (AND, OR, NOT, "phrases", prefix*).
 
 Results are one per video: regions it trended in, its best rank, when it was
-last seen, its views, and a snippet with the match highlighted (bold on a
-terminal, <mark>...</mark> in --json).
+last seen, its views, its category, and a snippet with the match highlighted
+(bold on a terminal, <mark>...</mark> in --json). --json also has category_id
+and category (the name; "" when the archive has none for the id).
+
+--category keeps one category: its id, or its name in any case, looked up in
+the names fetches cached for the --region regions (every region's without
+--region); an unknown name is an error that lists the known ones.
 
 Relevance blends BM25 (title above tags above channel above description) with
 how recently and how high the video trended. To stay fast on common words, a
@@ -51,7 +57,8 @@ search ranks the newest 1000 matches that pass the filters; --exhaustive ranks
 every match.`,
 		Example: `  ytrend search cricket --region IN --since 7d
   ytrend search "東京" --json
-  ytrend search music --sort views --limit 5`,
+  ytrend search music --sort views --limit 5
+  ytrend search final --category sports --region GB`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			q := store.Query{Text: strings.Join(args, " "), Channel: channel, Limit: limit, Raw: raw, Exhaustive: exhaustive}
@@ -92,6 +99,9 @@ every match.`,
 				return err
 			}
 			defer a.close()
+			if q.Categories, err = categoryIDs(cmd.Context(), a.db, category, q.Regions); err != nil {
+				return err
+			}
 			hits, err := a.db.Search(cmd.Context(), q)
 			if err != nil {
 				return err
@@ -107,6 +117,7 @@ every match.`,
 	f.StringArrayVar(&regionArgs, "region", nil, "only videos that trended in this region (repeatable, or comma-separated)")
 	f.StringVar(&since, "since", "", "only videos seen trending since: a duration (24h, 7d) or a date (2026-11-01)")
 	f.StringVar(&channel, "channel", "", "only this channel (part of its title, or its id)")
+	f.StringVar(&category, "category", "", categoryFlagHelp)
 	f.StringVar(&sort, "sort", "relevance", "relevance, recent or views")
 	f.IntVar(&limit, "limit", 20, "number of results (1-500)")
 	f.BoolVar(&asJSON, "json", false, "print a JSON array")
@@ -141,6 +152,8 @@ type hitJSON struct {
 	BestRank     int            `json:"best_rank"`
 	LastSeen     string         `json:"last_seen"`
 	Views        *int64         `json:"views"`
+	CategoryID   string         `json:"category_id"`
+	Category     string         `json:"category"`
 	Snippet      string         `json:"snippet"`
 	PublishedAt  string         `json:"published_at,omitempty"`
 	URL          string         `json:"url"`
@@ -153,7 +166,7 @@ func hitsJSON(hits []store.Hit) []hitJSON {
 		j := hitJSON{
 			VideoID: h.VideoID, Title: h.Title, ChannelTitle: h.ChannelTitle, Regions: h.Regions,
 			BestRank: h.BestRank, LastSeen: h.LastSeen.UTC().Format(time.RFC3339), Views: h.Views,
-			Snippet: h.Snippet, URL: "https://www.youtube.com/watch?v=" + h.VideoID, Score: h.Score,
+			CategoryID: h.CategoryID, Category: h.Category, Snippet: h.Snippet, URL: "https://www.youtube.com/watch?v=" + h.VideoID, Score: h.Score,
 		}
 		if j.Regions == nil {
 			j.Regions = []regions.Code{}
@@ -180,8 +193,9 @@ func printHits(w io.Writer, hits []store.Hit, now time.Time) {
 		if h.BestRank > 0 {
 			rank = fmt.Sprintf("best #%d", h.BestRank)
 		}
-		fmt.Fprintf(w, "%2d. %s\n    %s · %s · %s in %s · seen %s ago\n", i+1, h.Title, h.ChannelTitle, views, rank,
-			regionList(h.Regions), config.FormatDuration(now.Sub(h.LastSeen).Round(time.Minute)))
+		fmt.Fprintf(w, "%2d. %s\n    %s · %s · %s · %s in %s · seen %s ago\n", i+1, h.Title, h.ChannelTitle,
+			categoryText(h.CategoryID, h.Category), views, rank, regionList(h.Regions),
+			config.FormatDuration(now.Sub(h.LastSeen).Round(time.Minute)))
 		if h.Snippet != "" {
 			fmt.Fprintf(w, "    %s\n", oneLine(h.Snippet))
 		}

@@ -27,7 +27,7 @@ func (c *cli) simulateCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "simulate",
-		Short: "Serve a simulated YouTube Data API (videos, search, i18nRegions) with its own quota",
+		Short: "Serve a simulated YouTube Data API (videos, search, i18nRegions, videoCategories) with its own quota",
 		Long: `Simulate serves the part of the YouTube Data API v3 that ytrend uses, with
 Google's paths, parameters, JSON and error bodies, deterministic made-up
 content for every region, and Google's quota rules per API key: 10,000 units

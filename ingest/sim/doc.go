@@ -11,7 +11,8 @@
 //     contentDetails, statistics and id, repeated or comma-joined.
 //   - search.list over the videos of the last eight days: q, type, order,
 //     regionCode, publishedAfter/Before, channelId, videoCategoryId, ...
-//   - i18nRegions.list.
+//   - i18nRegions.list, and videoCategories.list (regionCode or id; the same
+//     English list for every region, as the real API answers regionCode=US).
 //
 // The key decision is to be as strict and as stingy as Google, so that code
 // which passes against the simulator works against the real API: every

@@ -190,9 +190,11 @@ func errDateTime(name, value string) *apiError {
 		fmt.Sprintf("Invalid value '%s' for %s: want an RFC 3339 date-time such as 1970-01-01T00:00:00Z", value, name))
 }
 
-func errNoFilter() *apiError {
+func errNoFilter() *apiError { return errNoFilterOf("chart", "id", "myRating") }
+
+func errNoFilterOf(names ...string) *apiError {
 	return param(http.StatusBadRequest, "youtube.parameter", "missingRequiredParameter", "parameters.",
-		"No filter selected. Expected one of: chart, id, myRating")
+		"No filter selected. Expected one of: "+strings.Join(names, ", "))
 }
 
 func errIncompatible(names ...string) *apiError {

@@ -41,7 +41,7 @@ type Usage struct {
 	Faults         int64 `json:"faults"`          // requests answered with an injected fault (charged)
 
 	// Calls counts requests per API method ("videos.list", "search.list",
-	// "i18nRegions.list"), refused ones included.
+	// "i18nRegions.list", "videoCategories.list"), refused ones included.
 	Calls map[string]int64 `json:"calls"`
 
 	DayStart time.Time `json:"day_start"` // start of the current quota day

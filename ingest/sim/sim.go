@@ -58,8 +58,8 @@ type Config struct {
 }
 
 // Server is the simulated YouTube: an http.Handler serving
-// /youtube/v3/videos, /youtube/v3/search and /youtube/v3/i18nRegions as
-// Google does, plus its own /sim/ endpoints for tests (see ServeHTTP). It is
+// /youtube/v3/videos, /youtube/v3/search, /youtube/v3/i18nRegions and
+// /youtube/v3/videoCategories as Google does, plus its own /sim/ endpoints for tests (see ServeHTTP). It is
 // safe for concurrent use.
 type Server struct {
 	cfg    Config
@@ -228,6 +228,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 //	GET /youtube/v3/videos        videos.list (chart=mostPopular or id=...), 1 unit
 //	GET /youtube/v3/search        search.list, 100 units (or 1 call of the 2026 bucket)
 //	GET /youtube/v3/i18nRegions   i18nRegions.list, 1 unit
+//	GET /youtube/v3/videoCategories  videoCategories.list, 1 unit
 //	GET /sim/usage                every key's Usage by fingerprint, and totals
 //	GET /sim/faults               the injected faults (JSON)
 //	POST|PUT /sim/faults          replace them: a JSON object or a ParseFaults spec
@@ -266,6 +267,7 @@ var methods = []*method{
 	{name: "videos.list", path: "/youtube/v3/videos", cost: 1, serve: (*Server).videosList},
 	{name: "search.list", path: "/youtube/v3/search", cost: searchCost, search: true, serve: (*Server).searchList},
 	{name: "i18nRegions.list", path: "/youtube/v3/i18nRegions", cost: 1, serve: (*Server).i18nRegionsList},
+	{name: "videoCategories.list", path: "/youtube/v3/videoCategories", cost: 1, serve: (*Server).videoCategoriesList},
 }
 
 // apiRequest is one admitted API request.
