@@ -303,7 +303,7 @@ func (r *Reader) nextRecord() (record, error) {
 	}
 	next := r.read()
 	r.peeked = &next
-	if errors.Is(next.err, io.EOF) && (cur.err != nil || !r.tail.endsRecord()) {
+	if errors.Is(next.err, io.EOF) && (cur.err != nil || !r.tail.endsRecord() || r.openQuoteAtEnd(cur)) {
 		// The last record broke off: the reader ran to the end of the
 		// file looking for its fields or its closing quote, or the file
 		// stops inside its unquoted last field.
@@ -315,6 +315,19 @@ func (r *Reader) nextRecord() (record, error) {
 		}
 	}
 	return *cur, nil
+}
+
+// openQuoteAtEnd reports whether the last record's last field is a quoted
+// field the file never closed: read with LazyQuotes (2017-18), it runs to
+// the end of the file and keeps the file's final line end, and the file
+// does not end with the closing quote before it ("...st"\n). A copy cut
+// inside its last description and given a final newline looks whole
+// otherwise.
+func (r *Reader) openQuoteAtEnd(rec *record) bool {
+	if len(rec.fields) != r.ncols || r.ncols == 0 || r.tail.last != '\n' {
+		return false
+	}
+	return strings.HasSuffix(rec.fields[len(rec.fields)-1], "\n") && r.tail.beforeLineEnd() != '"'
 }
 
 func (r *Reader) read() record {
@@ -336,22 +349,29 @@ func (r *Reader) read() record {
 	return record{err: err}
 }
 
-// tailReader remembers the last byte read, to tell a file that ends at the
+// tailReader remembers the last bytes read, to tell a file that ends at the
 // end of a record from one cut off in the middle of it.
 type tailReader struct {
 	r          io.Reader
+	tail       [3]byte // the last three bytes, oldest first
 	prev, last byte
 }
 
 func (t *tailReader) Read(p []byte) (int, error) {
 	n, err := t.r.Read(p)
-	switch {
-	case n >= 2:
-		t.prev, t.last = p[n-2], p[n-1]
-	case n == 1:
-		t.prev, t.last = t.last, p[0]
+	for _, c := range p[:n][max(0, n-3):] {
+		t.tail = [3]byte{t.tail[1], t.tail[2], c}
 	}
+	t.prev, t.last = t.tail[1], t.tail[2]
 	return n, err
+}
+
+// beforeLineEnd is the byte before the file's final line end (\n or \r\n).
+func (t *tailReader) beforeLineEnd() byte {
+	if t.tail[2] == '\n' && t.tail[1] == '\r' {
+		return t.tail[0]
+	}
+	return t.tail[1]
 }
 
 // endsRecord: the file ends with a line end, or with the closing quote of

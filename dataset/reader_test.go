@@ -257,6 +257,32 @@ func TestCutOffAnywhere(t *testing.T) {
 	}
 }
 
+// A 2017-18 copy cut inside its last, quoted description and then given a
+// final line end (an editor, or a tool that appends one) is still cut off:
+// the lazy reader would otherwise take the unclosed field for a whole one.
+// A whole last description ending in a line break is still whole.
+func TestCutOffThenLineEnd(t *testing.T) {
+	content := strings.TrimRight(file2017(rows2017), "\r\n")
+	if !strings.HasSuffix(content, `"`) {
+		t.Fatalf("the fixture's last description is not quoted: %q", content[len(content)-20:])
+	}
+	for _, end := range []string{"\n", "\r\n"} {
+		cut := content[:len(content)-8] + end
+		charts, rep := readAll(t, "USvideos.csv", cut, "US")
+		got := 0
+		for _, c := range charts {
+			got += len(c.Pages[0].Videos)
+		}
+		if !rep.CutOff || rep.ByKind[dataset.SkipCutOff] != 1 || got != 7 {
+			t.Errorf("cut, then %q: %d rows, report %+v", end, got, rep)
+		}
+	}
+	whole := content[:len(content)-1] + "\nmore\n\"\n"
+	if _, rep := readAll(t, "USvideos.csv", whole, "US"); rep.CutOff {
+		t.Errorf("a whole last description ending in a line break: cut off %+v", rep)
+	}
+}
+
 func TestMalformedRows(t *testing.T) {
 	rows := slices.Clone(rows2020)
 	bad := func(i, col int, value string) {
