@@ -76,13 +76,23 @@ type buildStats struct {
 
 // benchArchive returns the path of a cached archive of n videos, building it
 // on first use.
-func benchArchive(tb testing.TB, n int) string {
+func benchArchive(tb testing.TB, n int) string { return buildArchive(tb, n, false) }
+
+// buildArchive is benchArchive; with titleGramsOnly the archive indexes the
+// grams of titles alone, as ytrend did before grams covered every column.
+func buildArchive(tb testing.TB, n int, titleGramsOnly bool) string {
 	g := benchGenerator()
 	dir := benchDir(tb)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		tb.Fatal(err)
 	}
-	path := filepath.Join(dir, fmt.Sprintf("archive-%s-t%d-m%s-n%d.db", g, store.TermsVersion, schemaDigest(tb), n))
+	variant := ""
+	if titleGramsOnly {
+		variant = "-gtitle"
+		store.SetTitleGramsOnly(true)
+		defer store.SetTitleGramsOnly(false)
+	}
+	path := filepath.Join(dir, fmt.Sprintf("archive-%s-t%d-m%s%s-n%d.db", g, store.TermsVersion, schemaDigest(tb), variant, n))
 	if _, err := os.Stat(path); err == nil {
 		return path
 	}
@@ -263,6 +273,40 @@ func BenchmarkSearch(b *testing.B) {
 }
 
 // logTableSizes logs how the file divides between tables and indexes.
+// BenchmarkIndexSize compares the archive with grams of every column (what
+// ytrend indexes) against grams of titles alone (what it indexed before), on
+// the same synthetic corpus: 8% Japanese and 4% Chinese videos whose
+// descriptions and tags are written without spaces.
+//
+//	go test -run '^$' -bench '^BenchmarkIndexSize$' -benchtime 1x ./store
+func BenchmarkIndexSize(b *testing.B) {
+	for _, size := range benchSizes {
+		for _, v := range []struct {
+			name      string
+			titleOnly bool
+		}{{"title-grams", true}, {"all-grams", false}} {
+			b.Run(size.name+"/"+v.name, func(b *testing.B) {
+				db := openBench(b, buildArchive(b, size.n, v.titleOnly))
+				c, err := db.Counts(context.Background())
+				if err != nil {
+					b.Fatal(err)
+				}
+				var fts int64
+				if err := db.Reader().QueryRow(`SELECT sum(pgsize) FROM dbstat WHERE name LIKE 'video_fts%'`).Scan(&fts); err != nil {
+					b.Fatal(err)
+				}
+				for i := 0; i < b.N; i++ {
+				}
+				k := float64(c.Videos) / 1000
+				b.ReportMetric(float64(c.Bytes)/1024/k, "KB/1k-videos")
+				b.ReportMetric(float64(fts)/1024/k, "index-KB/1k-videos")
+				b.ReportMetric(0, "ns/op")
+				logTableSizes(b, db, c.Videos)
+			})
+		}
+	}
+}
+
 func logTableSizes(b *testing.B, db *store.DB, videos int64) {
 	rows, err := db.Reader().Query(`SELECT name, sum(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC`)
 	if err != nil {

@@ -47,12 +47,17 @@
 //
 // unicode61 with remove_diacritics 2 folds Latin accents (cafe finds Café);
 // categories 'L* N* Co M*' keeps Devanagari vowel signs and viramas inside
-// words (क्रिकेट stays one word). Chinese, Japanese, Korean and Thai are
-// written without spaces, so each title's runs in those scripts are also
-// indexed as overlapping bigrams (東京の天気 -> 東京 京の の天 天気) in the
-// title_grams column, and query text in those scripts is matched as a phrase
-// of bigrams there: 東京 finds 東京の天気予報. Only titles get bigrams; in tags
-// and descriptions such text matches as whole runs. text.go mirrors the FTS5
+// words (क्रिकेट stays one word). Chinese, Japanese, Korean, Thai, Lao, Khmer
+// and Myanmar are written without spaces, so every column's runs in those
+// scripts are also indexed as overlapping bigrams (東京の天気 -> 東京 京の の天
+// 天気 気) in the gram column (named title_grams from when only titles had
+// them), and query text in those scripts is matched as a phrase of bigrams
+// there: 東京 finds 東京の天気予報 in a title, 日帰り finds a description's
+// 東京からの日帰りで... A bigram never spans two runs, so nothing matches
+// across two columns or two tags. Each column's grams count in that column
+// for ranking (a description word weighs as description text). Archives
+// indexed before this are upgraded in place by [DB.Regram] (migrate and the
+// daily maintenance). text.go mirrors the FTS5
 // tokenizer in Go (fold_table.go is generated from FTS5 itself), so the store
 // counts terms and builds snippets without asking SQLite.
 //

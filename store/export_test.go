@@ -33,7 +33,7 @@ func Tokens(s string) []string {
 }
 
 // TitleGrams is the indexed bigram text of a title.
-func TitleGrams(title string) string { return titleGrams(title) }
+func TitleGrams(title string) string { return gramText(title) }
 
 // TextScores computes the store's bm25 (without the trend blend) for every
 // video matching text, keyed by YouTube id, to compare with FTS5's bm25().
@@ -89,3 +89,73 @@ func RegionFacet(region regions.Code) string { return regionFacet(region) }
 // SetHeartbeat makes db beat every d instead of HeartbeatInterval; call it
 // before the first StartRun.
 func SetHeartbeat(db *DB, d time.Duration) { db.self.every = d }
+
+// Degram puts every video's index data back as binaries before
+// 0006_regram wrote it (grams of the title only) and marks the upgrade
+// pending, as an archive upgraded from them is.
+func Degram(ctx context.Context, db *DB) error {
+	tx, err := db.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(ctx, `SELECT v.id, v.title, v.tags, v.channel_title, v.description, s.doc_len FROM videos v JOIN video_stats s ON s.video = v.id`)
+	if err != nil {
+		return err
+	}
+	type old struct {
+		id            int64
+		grams         any
+		terms         []byte
+		docLen, delta int64
+	}
+	var olds []old
+	for rows.Next() {
+		var o old
+		var title, tags, channel, desc string
+		if err := rows.Scan(&o.id, &title, &tags, &channel, &desc, &o.docLen); err != nil {
+			rows.Close()
+			return err
+		}
+		g := columnGrams{gramText(title)}
+		if s := g.indexed(); s != "" {
+			o.grams = s
+		}
+		t, n := buildTerms(title, tags, channel, desc, g)
+		o.terms, o.delta = t, int64(n)-o.docLen
+		o.docLen = int64(n)
+		olds = append(olds, o)
+	}
+	rows.Close()
+	var ids []int64
+	var delta int64
+	for _, o := range olds {
+		ids = append(ids, o.id)
+		delta += o.delta
+	}
+	if _, err := tx.ExecContext(ctx, sqlFTSDelete, jsonIDs(ids)); err != nil {
+		return err
+	}
+	for _, o := range olds {
+		if _, err := tx.ExecContext(ctx, `UPDATE videos SET title_grams = ? WHERE id = ?`, o.grams, o.id); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE video_stats SET terms = ?, doc_len = ? WHERE video = ?`, o.terms, o.docLen, o.id); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, sqlFTSInsert, jsonIDs(ids)); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE archive_totals SET tokens = tokens + ? WHERE id = 1`, delta); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE index_upgrades SET next_id = 0, done = 0 WHERE name = ?`, upgradeGrams); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// SetTitleGramsOnly makes new rows index grams of their titles alone (the
+// index before 0006_regram), for the index size comparison.
+func SetTitleGramsOnly(on bool) { testTitleGramsOnly = on }

@@ -21,7 +21,13 @@ const optimizeStep = 500
 // in many short transactions, so a fetch running at the same time is delayed,
 // not refused. It rewrites the whole index (16 s and about half a gigabyte at
 // a million videos): run it now and then (daily, say), not after every page.
+//
+// It first finishes any pending upgrade of stored index data (Regram), in
+// the same short steps.
 func (db *DB) Optimize(ctx context.Context) error {
+	if err := db.Regram(ctx, nil); err != nil {
+		return fmt.Errorf("store: optimize: %w", err)
+	}
 	for {
 		if err := ctx.Err(); err != nil {
 			return err

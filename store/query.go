@@ -17,7 +17,7 @@ const (
 // word in a script without spaces. All phrases must match (AND).
 type phrase struct {
 	tokens []string // folded tokens, as FTS5 tokenizes the unit
-	runs   []string // the unit's CJK/Thai runs, matched through title_grams
+	runs   []string // the unit's CJK/Thai runs, matched through the gram column
 	expr   string   // FTS5 expression for this phrase alone
 }
 
@@ -117,9 +117,9 @@ func newPhrase(unit string) (phrase, bool) {
 		p.runs = append(p.runs, foldString(run))
 	}
 	if len(p.runs) > 0 {
-		// A unit with CJK/Thai text also matches titles containing its runs
-		// anywhere, through the bigram column; a one-rune run is a prefix
-		// query there (the bigrams it starts, or the run's final rune).
+		// A unit with CJK/Thai text also matches any column containing its
+		// runs anywhere, through the bigram column; a one-rune run is a
+		// prefix query there (the bigrams it starts, or a run's final rune).
 		alts := make([]string, len(p.runs))
 		for i, run := range p.runs {
 			if utf8.RuneCountInString(run) == 1 {

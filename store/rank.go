@@ -27,7 +27,7 @@ import (
 // IDF by counting the whole doclist of each phrase on every query, which is
 // ~100 ms for a common word at a million videos, whatever the LIMIT. Here:
 //
-//   - tf in the short columns (title and its CJK grams, tags, channel) comes
+//   - tf in the short columns (title, tags, channel, each with its CJK grams) comes
 //     from the per-video term blob (text.go), exact up to phrase adjacency
 //     (a phrase's count is the smallest count of its words);
 //   - tf in the description is stored only when a word repeats; a phrase
@@ -94,8 +94,8 @@ func newRankedPhrase(p phrase) rankedPhrase {
 	return rp
 }
 
-// counts returns the phrase's term frequency per column: title (grams
-// included), tags, channel, description.
+// counts returns the phrase's term frequency per column: title, tags,
+// channel, description, each column's CJK/Thai grams included.
 func (rp rankedPhrase) counts(t terms) [4]float64 {
 	var out [4]float64
 	var desc = 255
@@ -109,11 +109,18 @@ func (rp rankedPhrase) counts(t terms) [4]float64 {
 		desc = min(desc, int(c[3]))
 	}
 	if len(rp.grams) > 0 {
-		g := 255
+		// The run's grams, per column: all must be there.
+		g := [4]int{255, 255, 255, 255}
 		for _, h := range rp.grams {
-			g = min(g, int(t.lookup(h)[0]))
+			c := t.lookup(h)
+			for col := range g {
+				g[col] = min(g[col], int(c[col]))
+			}
 		}
-		out[0] = max(out[0], float64(g))
+		for col := 0; col < 3; col++ {
+			out[col] = max(out[col], float64(g[col]))
+		}
+		desc = max(desc, g[3])
 	}
 	if out[0] == 0 && out[1] == 0 && out[2] == 0 {
 		desc = max(desc, 1) // it matched, so it is in the description

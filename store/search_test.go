@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ytrend/ytrend/regions"
 	"github.com/ytrend/ytrend/store"
@@ -66,13 +67,16 @@ var fixture = []fixtureVideo{
 	{v: store.Video{ID: "hi2", Title: "क्रिकेट विश्व कप का इतिहास", Description: "A documentary",
 		ChannelID: "UChistory", ChannelTitle: "History India", Views: i64(30_000)},
 		seen: []sighting{{"IN", 30, 5 * day}}},
-	// Japanese: no spaces; found by any part of the title.
+	// Japanese and Chinese: no spaces; found by any part of any column.
 	{v: store.Video{ID: "ja1", Title: "東京の天気予報", Description: "明日は晴れ",
 		ChannelID: "UCweather", ChannelTitle: "ウェザーニュース", Views: i64(60_000)},
 		seen: []sighting{{"JP", 2, 10 * day}}},
-	{v: store.Video{ID: "ja2", Title: "大阪グルメ旅", Description: "東京からの日帰り",
-		ChannelID: "UCtabi", ChannelTitle: "旅チャンネル", Views: i64(10_000)},
+	{v: store.Video{ID: "ja2", Title: "大阪グルメ旅", Description: "東京からの日帰りで名物のたこ焼きを食べ歩き",
+		ChannelID: "UCtabi", ChannelTitle: "旅チャンネル", Tags: []string{"食べ歩きグルメ", "関西旅行"}, Views: i64(10_000)},
 		seen: []sighting{{"JP", 10, 10 * day}}},
+	{v: store.Video{ID: "zh1", Title: "Shanghai street food", Description: "我们在上海品尝了小笼包和生煎包",
+		ChannelID: "UCchi", ChannelTitle: "美食中国频道", Tags: []string{"上海美食"}, Views: i64(20_000)},
+		seen: []sighting{{"TW", 5, 10 * day}}},
 }
 
 // openFixture stores the fixture, one page per sighting.
@@ -137,11 +141,11 @@ func TestSearchOrdering(t *testing.T) {
 		{store.Query{Text: "क्रिकेट"}, []string{"hi1", "hi2"}},
 		{store.Query{Text: "भारत क्रिकेट"}, []string{"hi1"}},
 		{store.Query{Text: "मैच"}, []string{"hi1"}},
-		// Japanese: any part of a title.
-		{store.Query{Text: "東京"}, []string{"ja1"}},
+		// Japanese: any part of any column; a title match first.
+		{store.Query{Text: "東京"}, []string{"ja1", "ja2"}},
 		{store.Query{Text: "天気"}, []string{"ja1"}},
 		{store.Query{Text: "天気予報"}, []string{"ja1"}},
-		{store.Query{Text: "東"}, []string{"ja1"}},
+		{store.Query{Text: "東"}, []string{"ja1", "ja2"}},
 		{store.Query{Text: "報"}, []string{"ja1"}},
 		{store.Query{Text: "グルメ"}, []string{"ja2"}},
 		{store.Query{Text: "東京 天気"}, []string{"ja1"}},
@@ -159,16 +163,33 @@ func TestSearchOrdering(t *testing.T) {
 	}
 }
 
-// CJK text outside titles is indexed as whole runs only (the bigram column
-// covers titles): 東京 inside ja2's description run 東京からの日帰り is not
-// found, the whole run is. Documented; this pins the boundary.
-func TestSearchCJKOutsideTitles(t *testing.T) {
+// CJK text is found by any part of any column: a description's, a tag's
+// or a channel title's fragment, not only the whole run, and not across two
+// runs or two columns.
+func TestSearchCJKInEveryColumn(t *testing.T) {
 	db := openFixture(t)
-	if got := ids(search(t, db, store.Query{Text: "東京"})); !slices.Equal(got, []string{"ja1"}) {
-		t.Errorf("東京: %v", got)
-	}
-	if got := ids(search(t, db, store.Query{Text: "東京からの日帰り"})); !slices.Equal(got, []string{"ja2"}) {
-		t.Errorf("whole description run: %v", got)
+	for _, c := range []struct {
+		q    string
+		want []string
+	}{
+		{"日帰り", []string{"ja2"}},      // description, inside 東京からの日帰りで...
+		{"たこ焼き", []string{"ja2"}},     // description
+		{"東京からの日帰り", []string{"ja2"}}, // the whole run still matches
+		{"食べ歩き", []string{"ja2"}},     // a tag fragment (and the description)
+		{"関西", []string{"ja2"}},       // a tag fragment only
+		{"チャンネル", []string{"ja2"}},    // channel title fragment
+		{"小笼包", []string{"zh1"}},      // Chinese description
+		{"上海", []string{"zh1"}},       // Chinese tag and description
+		{"美食", []string{"zh1"}},       // tag and channel title
+		{"中国", []string{"zh1"}},       // channel title only
+		{"焼き食べ", []string{}},          // not a substring of any run
+		{"グルメ関西", []string{}},         // spans two tags
+		{"日帰り たこ焼き", []string{"ja2"}}, // two fragments, both required
+		{"日帰り 小笼包", []string{}},       // in two different videos
+	} {
+		if got := ids(search(t, db, store.Query{Text: c.q})); !slices.Equal(got, c.want) {
+			t.Errorf("%s: %v, want %v", c.q, got, c.want)
+		}
 	}
 }
 
@@ -275,6 +296,10 @@ func TestSearchSnippets(t *testing.T) {
 		{store.Query{Text: "東京", MarkOpen: "\x1b[1m", MarkClose: "\x1b[0m"}, map[string]string{"ja1": "\x1b[1m東京\x1b[0mの天気予報"}},
 		{store.Query{Text: "क्रिकेट"}, map[string]string{"hi2": "[क्रिकेट] विश्व कप का इतिहास"}},
 		{store.Query{Text: "sky"}, map[string]string{"en3": "[Sky] News"}},
+		// A description fragment in Japanese: highlighted where the index
+		// matched it, inside the run.
+		{store.Query{Text: "日帰り"}, map[string]string{"ja2": "東京からの[日帰り]で名物のたこ焼きを食べ歩き"}},
+		{store.Query{Text: "小笼包"}, map[string]string{"zh1": "我们在上海品尝了[小笼包]和生煎包"}},
 	} {
 		hits := search(t, db, tc.q)
 		got := map[string]string{}
@@ -305,6 +330,40 @@ func TestSnippetWindow(t *testing.T) {
 	want := "…w117 w118 w119 [needle] w121 w122 w123 w124 w125 w126 w127 w128 w129 w130 w131 w132 w133 w134 w135 w136 w137 w138 w139 w140…"
 	if hits[0].Snippet != want {
 		t.Errorf("snippet\n got %q\nwant %q", hits[0].Snippet, want)
+	}
+}
+
+// A snippet is at most about 160 characters, even where a "word" is a
+// whole clause: it keeps 40 characters before the first match, and cuts
+// Latin text between words.
+func TestSnippetClipsLongRuns(t *testing.T) {
+	db, _ := openDB(t)
+	run := strings.Repeat("あいうえおかきくけこ", 30) // 300 characters, one token
+	latin := make([]string, 40)
+	for i := range latin {
+		latin[i] = fmt.Sprintf("longerword%02d", i) // 24 words are 311 characters
+	}
+	latin[10] = "needle"
+	saveChart(t, db, "JP", t0, 1,
+		store.Video{ID: "cjk", Title: "x", Description: run[:150*3] + "東京タワー" + run[150*3:]},
+		store.Video{ID: "lat", Title: "y", Description: strings.Join(latin, " ")})
+	for _, c := range []struct {
+		q, id, want string
+	}{
+		{"東京タワー", "cjk", "…" + run[110*3:150*3] + "[東京タワー]" + run[150*3:265*3] + "…"},
+		{"needle", "lat", "…longerword07 longerword08 longerword09 [needle] longerword11 longerword12 longerword13 longerword14 longerword15 longerword16 longerword17 longerword18…"},
+	} {
+		hits := search(t, db, store.Query{Text: c.q})
+		if len(hits) != 1 || hits[0].VideoID != c.id {
+			t.Fatalf("%s: %v", c.q, ids(hits))
+		}
+		got := hits[0].Snippet
+		if got != c.want {
+			t.Errorf("%s: snippet\n got %q\nwant %q", c.q, got, c.want)
+		}
+		if n := utf8.RuneCountInString(strings.NewReplacer("[", "", "]", "", "…", "").Replace(got)); n > 160 {
+			t.Errorf("%s: %d characters", c.q, n)
+		}
 	}
 }
 

@@ -7,8 +7,15 @@ import (
 )
 
 const (
-	// snippetTokens is how many words a snippet shows around the matches.
+	// snippetTokens is how many words a snippet shows around the matches,
+	// and snippetRunes how many characters at most: a line and a half of a
+	// terminal, even in a script without spaces, where one "word" is a
+	// whole clause.
 	snippetTokens = 24
+	snippetRunes  = 160
+	// snippetLead is how much text a clipped snippet keeps before its first
+	// match.
+	snippetLead = 40
 	// snippetScanBytes bounds the part of a description searched for a
 	// snippet (YouTube allows 5,000 characters).
 	snippetScanBytes = 8192
@@ -199,6 +206,7 @@ func window(text string, toks []token, spans []span, from int, open, close strin
 	if last := from + snippetTokens; last < len(toks) {
 		end = toks[last-1].end
 	}
+	start, end = clip(text, toks, spans, start, end)
 	var b strings.Builder
 	if start > 0 {
 		b.WriteString("…")
@@ -219,6 +227,57 @@ func window(text string, toks []token, spans []span, from int, open, close strin
 		b.WriteString("…")
 	}
 	return strings.TrimSpace(b.String())
+}
+
+// clip narrows [start, end) of text to at most snippetRunes characters
+// around the first span inside it (snippetLead characters before it), so
+// that a snippet stays readable when a "word" is a long run of Japanese or
+// Chinese. It cuts at a word's edge when one is close, else between two
+// characters, and never inside a span.
+func clip(text string, toks []token, spans []span, start, end int) (int, int) {
+	if utf8.RuneCountInString(text[start:end]) <= snippetRunes {
+		return start, end
+	}
+	focus := start
+	for _, s := range spans {
+		if s.start >= start && s.end <= end {
+			focus = s.start
+			break
+		}
+	}
+	// Back from the focus by up to snippetLead characters.
+	lo := focus
+	for n := 0; n < snippetLead && lo > start; n++ {
+		_, size := utf8.DecodeLastRuneInString(text[start:lo])
+		lo -= size
+	}
+	if t := toks[tokenAt(toks, lo)]; t.start < lo && t.end > lo && lo-t.start <= 2*snippetLead {
+		lo = max(start, t.start) // the word it falls in, if it is short
+	}
+	// Forward snippetRunes characters.
+	hi := lo
+	for n := 0; n < snippetRunes && hi < end; n++ {
+		_, size := utf8.DecodeRuneInString(text[hi:end])
+		hi += size
+	}
+	if i := tokenAt(toks, hi); i < len(toks) && toks[i].start < hi && toks[i].end > hi {
+		// Inside a word: end before it, unless that drops most of the
+		// snippet (a long run without spaces).
+		if i > 0 && toks[i-1].end > lo && utf8.RuneCountInString(text[toks[i-1].end:hi]) <= snippetLead {
+			hi = toks[i-1].end
+		}
+	}
+	// Never cut a span: end after it, or before it.
+	for _, s := range spans {
+		if s.start < hi && s.end > hi {
+			if s.start >= focus && s.start > lo {
+				hi = s.start
+			} else {
+				hi = s.end
+			}
+		}
+	}
+	return lo, hi
 }
 
 // collapseSpace turns every run of white space into one space.

@@ -183,15 +183,15 @@ func bigrams(run string) []string {
 	return out
 }
 
-// titleGrams is the indexed gram text of a title: for every CJK/Thai run, its
-// bigrams followed by its last rune alone, so that a one-rune query (as a
-// prefix) finds the rune wherever it is in the run. "" when the title has no
-// such run.
+// gramText is the indexed gram text of one column's text: for every
+// CJK/Thai run, its bigrams followed by its last rune alone, so that a
+// one-rune query (as a prefix) finds the rune wherever it is in the run. ""
+// when the text has no such run.
 //
 //	東京の天気 -> "東京 京の の天 天気 気"
-func titleGrams(title string) string {
+func gramText(text string) string {
 	var parts []string
-	for _, run := range gramRuns(title) {
+	for _, run := range gramRuns(text) {
 		rs := []rune(run)
 		if len(rs) == 1 {
 			parts = append(parts, run)
@@ -199,6 +199,36 @@ func titleGrams(title string) string {
 		}
 		parts = append(parts, bigrams(run)...)
 		parts = append(parts, string(rs[len(rs)-1]))
+	}
+	return strings.Join(parts, " ")
+}
+
+// columnGrams is gramText of each text column: title, tags, channel title,
+// description.
+type columnGrams [4]string
+
+func gramsOf(title, tags, channel, description string) columnGrams {
+	if testTitleGramsOnly {
+		return columnGrams{gramText(title)}
+	}
+	return columnGrams{gramText(title), gramText(tags), gramText(channel), gramText(description)}
+}
+
+// testTitleGramsOnly, set by benchmarks only, indexes grams of titles alone,
+// as ytrend did before grams covered every column: the baseline of the index
+// size comparison in BENCHMARKS.md.
+var testTitleGramsOnly bool
+
+// indexed is the text of the index's gram column (still named title_grams,
+// from when only titles had grams): every column's grams, one after the
+// other. A bigram never spans two runs, and each run ends with its last rune
+// alone, so no query phrase matches across two runs or two columns.
+func (g columnGrams) indexed() string {
+	var parts []string
+	for _, s := range g {
+		if s != "" {
+			parts = append(parts, s)
+		}
 	}
 	return strings.Join(parts, " ")
 }
@@ -285,7 +315,10 @@ type termCounts [4]uint8 // title, tags, channel, description
 
 // buildTerms tokenizes a video's indexed text. It returns the blob and the
 // document length in tokens over every indexed column (bm25's D).
-func buildTerms(title, tags, channel, description, grams string) (terms, int) {
+//
+// A column's CJK/Thai grams count in that column: a word of a Japanese
+// description weighs as description text, not as a title.
+func buildTerms(title, tags, channel, description string, grams columnGrams) (terms, int) {
 	counts := map[uint32]*termCounts{}
 	var order []uint32
 	add := func(text string, col int, includeCJKRunes bool) int {
@@ -309,17 +342,23 @@ func buildTerms(title, tags, channel, description, grams string) (terms, int) {
 		return n
 	}
 	n := add(title, 0, true)
-	n += add(tags, 1, false)
-	n += add(channel, 2, false)
-	for _, g := range strings.Fields(grams) {
-		bump(counts, &order, termHash(g), 0)
+	n += add(tags, 1, true)
+	n += add(channel, 2, true)
+	for col := 0; col < 3; col++ {
+		for _, g := range strings.Fields(grams[col]) {
+			bump(counts, &order, termHash(g), col)
+			n++
+		}
 	}
-	n += countTokens(grams)
 	desc := map[uint32]int{}
 	scanTokens(description, func(_, _ int, folded []byte) {
 		desc[termHashBytes(folded)]++
 		n++
 	})
+	for _, g := range strings.Fields(grams[3]) {
+		desc[termHash(g)]++
+		n++
+	}
 	for h, c := range desc {
 		if c >= 2 {
 			if _, ok := counts[h]; !ok {

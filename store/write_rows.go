@@ -76,17 +76,18 @@ func prepareVideo(v Video, rank int) videoRow {
 	return r
 }
 
-// derive computes the columns search needs from the text: the title's CJK
-// bigrams, the term blob and the document length.
+// derive computes the columns search needs from the text: the CJK/Thai
+// bigrams of every column, the term blob and the document length.
 func (r *videoRow) derive() {
 	if r.derived {
 		return
 	}
 	r.derived = true
-	if g := titleGrams(r.v.Title); g != "" {
-		r.grams = sql.NullString{String: g, Valid: true}
+	g := gramsOf(r.v.Title, r.tags, r.v.ChannelTitle, r.v.Description)
+	if s := g.indexed(); s != "" {
+		r.grams = sql.NullString{String: s, Valid: true}
 	}
-	r.terms, r.docLen = buildTerms(r.v.Title, r.tags, r.v.ChannelTitle, r.v.Description, r.grams.String)
+	r.terms, r.docLen = buildTerms(r.v.Title, r.tags, r.v.ChannelTitle, r.v.Description, g)
 }
 
 type existingVideo struct {

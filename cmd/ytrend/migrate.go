@@ -64,9 +64,32 @@ A database migrated by a newer ytrend is refused and left untouched.`,
 			}
 			if len(applied) == 0 {
 				fmt.Fprintf(c.stdout, "%s: schema up to date\n", path)
-				return nil
+			} else {
+				fmt.Fprintf(c.stdout, "%s: applied migrations %v\n", path, applied)
 			}
-			fmt.Fprintf(c.stdout, "%s: applied migrations %v\n", path, applied)
+			// Upgrades of stored index data that need Go, resumable: a
+			// stopped migrate (or the daily maintenance) carries on.
+			st, err := db.RegramProgress(cmd.Context())
+			if err != nil || st.Done {
+				return err
+			}
+			fmt.Fprintf(c.stderr, "%s: indexing CJK/Thai words in every column of %d videos\n", path, st.Pending)
+			stop := newStop(cmd.Context(), tellUser(c.stderr, "finishing the step in flight"))
+			defer stop.close()
+			last := time.Now()
+			err = db.Regram(stop.Soft, func(st store.RegramStatus) {
+				if isTerminal(c.stderr) && time.Since(last) > time.Second {
+					fmt.Fprintf(c.stderr, "\r%d videos to go ", st.Pending)
+					last = time.Now()
+				}
+			})
+			if err != nil && stop.Soft.Err() != nil {
+				return fmt.Errorf("stopped; run migrate again to carry on: %w", err)
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(c.stdout, "%s: every column's CJK/Thai words indexed\n", path)
 			return nil
 		},
 	}

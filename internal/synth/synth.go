@@ -28,7 +28,7 @@ import (
 
 // Version identifies the generator's output. Bump it when anything a
 // generated archive contains would change.
-const Version = 1
+const Version = 2
 
 // Script is the writing system of a generated video.
 type Script int
@@ -37,6 +37,7 @@ const (
 	Latin Script = iota
 	Devanagari
 	Japanese
+	Chinese
 )
 
 // Config tunes a Generator. The zero value of a field means its default.
@@ -47,6 +48,7 @@ type Config struct {
 	Channels   int     // channels per script (default 4,000)
 	Devanagari float64 // share of Devanagari videos (default 0.08)
 	Japanese   float64 // share of Japanese videos (default 0.08)
+	Chinese    float64 // share of Chinese videos (default 0.04)
 	Start      time.Time
 	// RunEvery is the simulated time between two chart fetches (default 1h).
 	RunEvery time.Duration
@@ -61,7 +63,8 @@ type Generator struct {
 	latin    []string // by Zipf rank
 	deva     []string
 	jpn      []string
-	channels [3][]channel
+	zho      []string
+	channels [4][]channel
 }
 
 type channel struct{ id, title string }
@@ -86,6 +89,9 @@ func New(cfg Config) *Generator {
 	if cfg.Japanese == 0 {
 		cfg.Japanese = 0.08
 	}
+	if cfg.Chinese == 0 {
+		cfg.Chinese = 0.04
+	}
 	if cfg.Start.IsZero() {
 		cfg.Start = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	}
@@ -100,7 +106,8 @@ func New(cfg Config) *Generator {
 	g.latin = vocabulary(r, cfg.Words, latinWord)
 	g.deva = vocabulary(r, 3000, devanagariWord)
 	g.jpn = vocabulary(r, 3000, japaneseWord)
-	for s := Latin; s <= Japanese; s++ {
+	g.zho = vocabulary(r, 3000, chineseWord)
+	for s := Latin; s <= Chinese; s++ {
 		g.channels[s] = make([]channel, cfg.Channels)
 		for i := range g.channels[s] {
 			g.channels[s][i] = g.channel(s, i)
@@ -188,6 +195,19 @@ var (
 	katakana = []rune("アイウエオカキクケコサシスセソタチツテトナニヌネノマミムメモラリルレロン")
 )
 
+// hanzi are common simplified Chinese characters.
+var hanzi = []rune("上海北京中国美食旅行视频音乐电影游戏新闻体育足球篮球直播今天明天生活搞笑教程手机科技汽车明星综艺小笼包生煎火锅烧烤早餐")
+
+// chineseWord builds a two- or three-character word; Chinese text joins
+// them without spaces.
+func chineseWord(r *rand.Rand) string {
+	var b strings.Builder
+	for range 2 + r.IntN(2) {
+		b.WriteRune(hanzi[r.IntN(len(hanzi))])
+	}
+	return b.String()
+}
+
 // japaneseWord builds a kanji compound, a katakana loanword or either with a
 // particle; Japanese titles join them without spaces.
 func japaneseWord(r *rand.Rand) string {
@@ -217,6 +237,8 @@ func (g *Generator) channel(s Script, i int) channel {
 		title = g.deva[r.IntN(len(g.deva))] + " " + g.deva[r.IntN(len(g.deva))]
 	case Japanese:
 		title = g.jpn[r.IntN(len(g.jpn))] + g.jpn[r.IntN(len(g.jpn))] + "チャンネル"
+	case Chinese:
+		title = g.zho[r.IntN(len(g.zho))] + g.zho[r.IntN(len(g.zho))] + "频道"
 	default:
 		// Channel names use mid-frequency words so that a channel filter
 		// does not also match half the archive's text.
@@ -251,6 +273,8 @@ func (g *Generator) ScriptOf(n int) Script {
 		return Devanagari
 	case f < g.cfg.Devanagari+g.cfg.Japanese:
 		return Japanese
+	case f < g.cfg.Devanagari+g.cfg.Japanese+g.cfg.Chinese:
+		return Chinese
 	}
 	return Latin
 }
@@ -274,6 +298,10 @@ func (g *Generator) Video(n int) store.Video {
 		jz := g.zipf(r, len(g.jpn))
 		word = func() string { return g.jpn[jz.Uint64()] }
 		sep = ""
+	case Chinese:
+		cz := g.zipf(r, len(g.zho))
+		word = func() string { return g.zho[cz.Uint64()] }
+		sep = ""
 	}
 	words := func(n int, w func() string, sep string) string {
 		parts := make([]string, n)
@@ -288,18 +316,35 @@ func (g *Generator) Video(n int) store.Video {
 		title = strings.ToUpper(title[:1]) + title[1:]
 	}
 	// Descriptions of non-Latin videos mix the script with Latin words, as
-	// real ones do (links, English hashtags, credits).
-	desc := words(30+r.IntN(121), func() string {
-		if s != Latin && r.IntN(2) == 0 {
-			return word()
-		}
-		return latin()
-	}, " ")
+	// real ones do (links, English hashtags, credits). Japanese and Chinese
+	// write sentences of several words without a space, ending in 。: a
+	// whole sentence is one run that only grams make searchable.
+	unspaced := s == Japanese || s == Chinese
+	var desc string
+	if unspaced {
+		// Fewer, longer parts: about the same text length as the others.
+		desc = words(10+r.IntN(40), func() string {
+			if r.IntN(3) > 0 {
+				return words(3+r.IntN(6), word, "") + "。"
+			}
+			return latin()
+		}, " ")
+	} else {
+		desc = words(30+r.IntN(121), func() string {
+			if s != Latin && r.IntN(2) == 0 {
+				return word()
+			}
+			return latin()
+		}, " ")
+	}
 	tags := make([]string, 5)
 	for i := range tags {
-		if s != Latin && i < 2 {
+		switch {
+		case unspaced && i < 2:
+			tags[i] = words(2+r.IntN(2), word, "") // compounds without spaces
+		case s != Latin && i < 2:
 			tags[i] = word()
-		} else {
+		default:
 			tags[i] = latin()
 		}
 	}
@@ -320,7 +365,7 @@ func (g *Generator) Video(n int) store.Video {
 		CategoryID:      categories[r.IntN(len(categories))],
 		PublishedAt:     published.Truncate(time.Second),
 		Duration:        time.Duration(30+r.IntN(2*3600)) * time.Second,
-		DefaultLanguage: [...]string{"en", "hi", "ja"}[s],
+		DefaultLanguage: [...]string{"en", "hi", "ja", "zh"}[s],
 		ThumbnailURL:    "https://i.ytimg.com/vi/" + g.VideoID(n) + "/hqdefault.jpg",
 		Views:           &views,
 		Likes:           &likes,
@@ -433,7 +478,7 @@ func (g *Generator) Runs(videos int) iter.Seq[Run] {
 // alternately one and two words, about one in ten in Devanagari or Japanese.
 func (g *Generator) Queries(n int) []string {
 	r := g.rng(0x9e77, 0)
-	lz, dz, jz := g.zipf(r, len(g.latin)), g.zipf(r, len(g.deva)), g.zipf(r, len(g.jpn))
+	lz, dz, jz, cz := g.zipf(r, len(g.latin)), g.zipf(r, len(g.deva)), g.zipf(r, len(g.jpn)), g.zipf(r, len(g.zho))
 	out := make([]string, n)
 	for i := range out {
 		pick := func() string {
@@ -442,6 +487,8 @@ func (g *Generator) Queries(n int) []string {
 				return g.deva[dz.Uint64()]
 			case 1:
 				return g.jpn[jz.Uint64()]
+			case 2:
+				return g.zho[cz.Uint64()]
 			}
 			return g.latin[lz.Uint64()]
 		}
@@ -457,5 +504,5 @@ func (g *Generator) Queries(n int) []string {
 // String describes the configuration; it keys cached benchmark archives.
 func (g *Generator) String() string {
 	c := g.cfg
-	return fmt.Sprintf("synth-v%d-seed%d-w%d-s%g-c%d-d%g-j%g-r%g", Version, c.Seed, c.Words, c.ZipfS, c.Channels, c.Devanagari, c.Japanese, c.Reseen)
+	return fmt.Sprintf("synth-v%d-seed%d-w%d-s%g-c%d-d%g-j%g-z%g-r%g", Version, c.Seed, c.Words, c.ZipfS, c.Channels, c.Devanagari, c.Japanese, c.Chinese, c.Reseen)
 }

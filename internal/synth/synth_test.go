@@ -1,6 +1,7 @@
 package synth_test
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -35,7 +36,7 @@ func TestDeterministic(t *testing.T) {
 	if !reflect.DeepEqual(ra, rb) {
 		t.Error("runs differ")
 	}
-	if a.String() != b.String() || !strings.Contains(a.String(), "v1") {
+	if a.String() != b.String() || !strings.Contains(a.String(), fmt.Sprintf("v%d-", synth.Version)) {
 		t.Errorf("cache key %q", a.String())
 	}
 }
@@ -45,7 +46,7 @@ func TestVideoShape(t *testing.T) {
 	if n := len(g.Words()); n != 20000 {
 		t.Errorf("%d words", n)
 	}
-	var scripts [3]int
+	var scripts [4]int
 	ids := map[string]bool{}
 	const n = 5000
 	for i := 0; i < n; i++ {
@@ -63,8 +64,15 @@ func TestVideoShape(t *testing.T) {
 		if s == synth.Latin && (words < 5 || words > 12) {
 			t.Errorf("title of %d words: %q", words, v.Title)
 		}
-		if d := len(strings.Fields(v.Description)); d < 30 || d > 150 {
-			t.Errorf("description of %d words", d)
+		unspaced := s == synth.Japanese || s == synth.Chinese
+		if d := len(strings.Fields(v.Description)); !unspaced && (d < 30 || d > 150) || unspaced && (d < 10 || d > 50) {
+			t.Errorf("description of %d space-separated parts (script %d)", d, s)
+		}
+		if unspaced && !strings.Contains(v.Description, "。") {
+			t.Errorf("script %d description without sentences: %q", s, v.Description)
+		}
+		if unspaced && !strings.ContainsFunc(v.Tags[0], func(r rune) bool { return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Katakana, r) }) {
+			t.Errorf("script %d tag %q", s, v.Tags[0])
 		}
 		switch s {
 		case synth.Devanagari:
@@ -75,12 +83,16 @@ func TestVideoShape(t *testing.T) {
 			if strings.Contains(v.Title, " ") || !strings.ContainsFunc(v.Title, func(r rune) bool { return unicode.In(r, unicode.Han, unicode.Katakana) }) {
 				t.Errorf("Japanese video title %q", v.Title)
 			}
+		case synth.Chinese:
+			if strings.Contains(v.Title, " ") || !strings.ContainsFunc(v.Title, func(r rune) bool { return unicode.Is(unicode.Han, r) }) {
+				t.Errorf("Chinese video title %q", v.Title)
+			}
 		}
 	}
-	// 8% each, within sampling noise.
-	for s, c := range scripts[1:] {
-		if share := float64(c) / n; share < 0.06 || share > 0.10 {
-			t.Errorf("script %d share %.3f", s+1, share)
+	// 8%, 8% and 4%, within sampling noise.
+	for s, want := range map[synth.Script]float64{synth.Devanagari: 0.08, synth.Japanese: 0.08, synth.Chinese: 0.04} {
+		if share := float64(scripts[s]) / n; share < want-0.02 || share > want+0.02 {
+			t.Errorf("script %d share %.3f, want about %.2f", s, share, want)
 		}
 	}
 	// Zipf: the most frequent word is far more common than the 1000th.
