@@ -91,7 +91,7 @@ func RegionFacet(region regions.Code) string { return regionFacet(region) }
 func SetHeartbeat(db *DB, d time.Duration) { db.self.every = d }
 
 // Degram puts every video's index data back as binaries before
-// 0006_regram wrote it (grams of the title only) and marks the upgrade
+// 0007_regram wrote it (grams of the title only) and marks the upgrade
 // pending, as an archive upgraded from them is.
 func Degram(ctx context.Context, db *DB) error {
 	tx, err := db.writer.BeginTx(ctx, nil)
@@ -157,5 +157,5 @@ func Degram(ctx context.Context, db *DB) error {
 }
 
 // SetTitleGramsOnly makes new rows index grams of their titles alone (the
-// index before 0006_regram), for the index size comparison.
+// index before 0007_regram), for the index size comparison.
 func SetTitleGramsOnly(on bool) { testTitleGramsOnly = on }

@@ -14,7 +14,7 @@ const regramStep = 500
 const upgradeGrams = "grams_every_column"
 
 // RegramStatus says how far the re-derivation of CJK/Thai grams (migration
-// 0006) has come.
+// 0007) has come.
 type RegramStatus struct {
 	Done    bool
 	NextID  int64 // videos.id it resumes from

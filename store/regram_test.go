@@ -9,7 +9,7 @@ import (
 )
 
 // An archive whose rows were indexed with title grams only (as before
-// 0006_regram) finds description and tag fragments once Regram has run,
+// 0007_regram) finds description and tag fragments once Regram has run,
 // with the index, the term counts and the token total as a fresh archive
 // would have them; a second Regram changes nothing.
 func TestRegramUpgradesOldRows(t *testing.T) {
