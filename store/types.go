@@ -148,4 +148,6 @@ type RunFilter struct {
 	Region string
 	Limit  int // default 20
 	Status RunStatus
+	// Before keeps runs with a smaller id (the next page of a listing).
+	Before int64
 }
