@@ -107,9 +107,9 @@ func TestAPIChart(t *testing.T) {
 		code int
 		ec   string
 	}{
-		{"/api/v1/charts/KR", 404, "not_found"},     // a region never fetched
+		{"/api/v1/charts/KR", 404, "not_found"}, // a region never fetched
 		{"/api/v1/charts/US?at=2001-01-01", 404, "not_found"},
-		{"/api/v1/charts/UK", 400, "bad_request"},   // not a code
+		{"/api/v1/charts/UK", 400, "bad_request"}, // not a code
 		{"/api/v1/charts/US?at=yesterday", 400, "bad_request"},
 		{"/api/v1/charts/US?limit=0", 400, "bad_request"},
 	} {
