@@ -41,7 +41,7 @@ func rankPlot(rs []store.RegionHistory) template.HTML {
 		}
 		ss = append(ss, s)
 	}
-	top := niceCeil(worst)
+	top := max(10, niceCeil(worst))
 	return plot("rank-plot", "Rank over time per region (1 is the top of the chart)",
 		rankDesc(rs), ss, 1, top, true, func(v float64) string { return fmt.Sprintf("#%.0f", v) })
 }
@@ -136,10 +136,9 @@ func plot(id, title, desc string, ss []series, lo, hi float64, inverted bool, yl
 	fmt.Fprintf(&b, `<title id="%s-title">%s</title><desc id="%s-desc">%s</desc>`, id, html.EscapeString(title), id, html.EscapeString(desc))
 	// Y grid and labels: five steps.
 	for i := 0; i <= 4; i++ {
-		v := lo + (hi-lo)*float64(i)/4
-		if inverted && i == 0 {
-			v = lo
-		}
+		// Round steps of the top value (#1, #50, #100, #150, #200), from
+		// lo: rank 1 rather than 0.
+		v := max(lo, hi*float64(i)/4)
 		yy := y(v)
 		fmt.Fprintf(&b, `<line class="grid" x1="%d" y1="%.1f" x2="%d" y2="%.1f"/>`, padL, yy, plotW-padR, yy)
 		fmt.Fprintf(&b, `<text x="%d" y="%.1f" text-anchor="end">%s</text>`, padL-6, yy+4, html.EscapeString(ylabel(math.Round(v))))
@@ -154,7 +153,14 @@ func plot(id, title, desc string, ss []series, lo, hi float64, inverted bool, yl
 	}
 	for i := 0; i <= 4; i++ {
 		t := t0.Add(span * time.Duration(i) / 4)
-		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle">%s</text>`, x(t), padT+innerH+18, t.UTC().Format(layout))
+		anchor := "middle"
+		switch i {
+		case 0:
+			anchor = "start"
+		case 4:
+			anchor = "end"
+		}
+		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="%s">%s</text>`, x(t), padT+innerH+18, anchor, t.UTC().Format(layout))
 	}
 	for i, s := range ss {
 		var pts []string
