@@ -58,6 +58,13 @@ func TestBrowser(t *testing.T) {
 	dir := artifacts(t)
 	word := aWord(t, e.db)
 
+	// Not t.TempDir: Chromium may still be writing its profile when the
+	// test's cleanup runs, which then fails the test; removed best-effort.
+	profile, err := os.MkdirTemp("", "ytrend-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(profile)
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(bin),
 		chromedp.Headless,
@@ -70,7 +77,7 @@ func TestBrowser(t *testing.T) {
 		// No network: thumbnails on i.ytimg.com fail at once (their alt
 		// text shows) instead of waiting on DNS.
 		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"),
-		chromedp.UserDataDir(t.TempDir()),
+		chromedp.UserDataDir(profile),
 	)
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	defer cancelA()
@@ -104,7 +111,7 @@ func TestBrowser(t *testing.T) {
 	var entries, hits, marks, plotLines, plotPoints int
 	var plotTitle, videoHref string
 	var overflowHome, overflowVideo bool
-	err := chromedp.Run(ctx,
+	err = chromedp.Run(ctx,
 		chromedp.EmulateViewport(1280, 900),
 		chromedp.Navigate(e.srv.URL+"/"),
 		chromedp.WaitVisible(`ol.chart li`, chromedp.ByQuery),
