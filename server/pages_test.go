@@ -48,6 +48,17 @@ func TestPages(t *testing.T) {
 		t.Fatal("home: a script")
 	}
 
+	// The permalink names the chart's own fetch time, so it gives this chart.
+	m := regexp.MustCompile(`href="(/charts/US\?at=[^"]+)">Permalink`).FindStringSubmatch(body)
+	if m == nil {
+		t.Fatal("home: no permalink")
+	}
+	perma := e.get(t, strings.ReplaceAll(m[1], "&#43;", "+"))
+	fetched := "Fetched " + chart.FetchedAt.UTC().Format("2006-01-02 15:04 UTC")
+	if perma.code != 200 || !strings.Contains(string(perma.body), fetched) || strings.Count(string(perma.body), `class="move new"`) != moves[store.MovementNew] {
+		t.Fatalf("permalink %s: %d, not the same chart", m[1], perma.code)
+	}
+
 	gb := e.get(t, "/?region=GB")
 	if gb.code != 200 || !strings.Contains(string(gb.body), `<option value="GB" selected>`) {
 		t.Fatalf("home?region=GB: %d", gb.code)

@@ -90,6 +90,7 @@ var funcs = template.FuncMap{
 		return template.HTML(fmt.Sprintf(`<span class="move %s" aria-label="%s">%s</span>`, cls, label, text))
 	},
 	"join":    func(s []string) string { return strings.Join(s, " ") },
+	"rfc3339": func(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) },
 	"snippet": snippetHTML,
 	"seconds": func(s float64) string { return (time.Duration(s * float64(time.Second))).Round(time.Second).String() },
 	"high":    func(units int64) int64 { return units * 9 / 10 },
