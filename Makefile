@@ -17,13 +17,14 @@ build: ## Build bin/ytrend
 	$(GO) build -o $(BIN) ./cmd/ytrend
 
 .PHONY: test
-test: ## go vet, the whole suite under -race, then a short fuzz of search text, raw queries against filters, schedule.yaml and dataset files
+test: ## go vet, the whole suite under -race, then a short fuzz of search text, raw queries against filters, schedule.yaml, dataset files and serve's search parameters
 	$(GO) vet $(PKGS)
 	$(GO) test -race -count=1 $(PKGS)
 	$(GO) test -run '^$$' -fuzz '^FuzzSearchQuery$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./store
 	$(GO) test -run '^$$' -fuzz '^FuzzRawQueryFilters$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./store
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./config
 	$(GO) test -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./dataset
+	$(GO) test -run '^$$' -fuzz '^FuzzSearchParams$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./server
 
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 

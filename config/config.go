@@ -41,6 +41,7 @@ type Config struct {
 	YouTube       YouTube           `yaml:"youtube"`
 	Scheduler     Scheduler         `yaml:"scheduler"`
 	Regions       []Region          `yaml:"regions"`
+	Serve         Serve             `yaml:"serve"`
 
 	// Source is the file the configuration was read from ("" for defaults).
 	Source string `yaml:"-"`
@@ -157,6 +158,7 @@ func Default() *Config {
 		},
 		Scheduler: Scheduler{ShutdownTimeout: Duration(20 * time.Second), Maintenance: DefaultMaintenance,
 			LeaderTTL: Duration(DefaultLeaderTTL)},
+		Serve: defaultServe(),
 	}
 	for _, l := range q.Limits {
 		c.Limits = append(c.Limits, Limit{Name: l.Name, Units: l.Units, Window: Duration(l.Window), Costs: maps(l.Costs)})
@@ -378,6 +380,7 @@ func (c *Config) Validate() error {
 	if c.Scheduler.ShutdownTimeout <= 0 {
 		add("scheduler.shutdown_timeout", "%s: must be positive", c.Scheduler.ShutdownTimeout)
 	}
+	c.Serve.validate(add)
 	if _, _, err := c.MaintenanceSchedule(); err != nil {
 		add("scheduler.maintenance", "%v; or \"off\" to never run it", err)
 	}

@@ -161,7 +161,7 @@ func TestBadFilesNameFieldValueAndAllowed(t *testing.T) {
 	}{
 		{"typo field", "regions:\n  - {code: US, cronn: \"0 * * * *\"}\n",
 			[]string{`regions[0]: unknown field "cronn" (line 2); allowed: category, code, cron, offset, pages, searches`}},
-		{"top-level typo", "limts: []\n", []string{`top level: unknown field "limts" (line 1); allowed: api_key_env, costs, credential, failure_policy, limits, redis, regions, scheduler, store, youtube`}},
+		{"top-level typo", "limts: []\n", []string{`top level: unknown field "limts" (line 1); allowed: api_key_env, costs, credential, failure_policy, limits, redis, regions, scheduler, serve, store, youtube`}},
 		{"typo in nested search", "regions:\n  - {code: IN, searches: [{q: x, pagez: 2}]}\n",
 			[]string{`regions[0].searches[0]: unknown field "pagez"`, "allowed: order, pages, published_within, q"}},
 		{"bad cron", "regions:\n  - {code: US, cron: \"61 * * * *\"}\n",

@@ -2,12 +2,8 @@ package store_test
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ytrend/ytrend/internal/archivetest"
 	"github.com/ytrend/ytrend/internal/synth"
-	"github.com/ytrend/ytrend/migrations"
 	"github.com/ytrend/ytrend/regions"
 	"github.com/ytrend/ytrend/store"
 )
@@ -37,128 +33,9 @@ var benchSizes = []struct {
 
 func benchGenerator() *synth.Generator { return synth.New(synth.Config{Seed: 1}) }
 
-func benchDir(tb testing.TB) string {
-	if d := os.Getenv("YTREND_BENCH_DIR"); d != "" {
-		return d
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return filepath.Join(d, ".bench")
-		}
-		if filepath.Dir(d) == d {
-			return filepath.Join(dir, ".bench")
-		}
-	}
-}
-
-// schemaDigest changes whenever the store's schema does. (Other packages'
-// migrations, such as the quota ledger's, do not change what is measured, so
-// they do not invalidate a cached archive.)
-func schemaDigest(tb testing.TB) string {
-	h := sha256.New()
-	b, err := fs.ReadFile(migrations.FS, "0001_init.sql")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	h.Write(b)
-	return hex.EncodeToString(h.Sum(nil))[:10]
-}
-
-type buildStats struct {
-	Videos, Pages int
-	Seconds       float64
-	VideosPerSec  float64
-}
-
 // benchArchive returns the path of a cached archive of n videos, building it
-// on first use.
-func benchArchive(tb testing.TB, n int) string { return buildArchive(tb, n, false) }
-
-// buildArchive is benchArchive; with titleGramsOnly the archive indexes the
-// grams of titles alone, as ytrend did before grams covered every column.
-func buildArchive(tb testing.TB, n int, titleGramsOnly bool) string {
-	g := benchGenerator()
-	dir := benchDir(tb)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		tb.Fatal(err)
-	}
-	variant := ""
-	if titleGramsOnly {
-		variant = "-gtitle"
-		store.SetTitleGramsOnly(true)
-		defer store.SetTitleGramsOnly(false)
-	}
-	path := filepath.Join(dir, fmt.Sprintf("archive-%s-t%d-m%s%s-n%d.db", g, store.TermsVersion, schemaDigest(tb), variant, n))
-	if _, err := os.Stat(path); err == nil {
-		return path
-	}
-	tb.Logf("building %s (once; later runs reuse it)", path)
-	tmp := fmt.Sprintf("%s.building-%d", path, os.Getpid())
-	ctx := context.Background()
-	db, err := store.Open(ctx, tmp)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	// Generate the next runs while the current one is written.
-	runs := make(chan synth.Run, 8)
-	go func() {
-		defer close(runs)
-		for r := range g.Runs(n) {
-			runs <- r
-		}
-	}()
-	start := time.Now()
-	var st buildStats
-	next := 100_000
-	for r := range runs {
-		id, err := db.StartRun(ctx, r.Region, store.TriggerSchedule, r.At)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		var units int64
-		for _, p := range r.Pages {
-			p.RunID = id
-			res, err := db.SavePage(ctx, p)
-			if err != nil {
-				tb.Fatal(err)
-			}
-			st.Videos += res.New
-			st.Pages++
-			units = p.Units
-		}
-		if err := db.FinishRun(ctx, id, store.RunEnd{Status: store.StatusOK, At: r.At.Add(time.Minute), Units: units}); err != nil {
-			tb.Fatal(err)
-		}
-		if st.Videos >= next {
-			tb.Logf("  %d videos, %d pages, %s, %.0f new videos/s", st.Videos, st.Pages, time.Since(start).Round(time.Second),
-				float64(st.Videos)/time.Since(start).Seconds())
-			next += 100_000
-		}
-	}
-	st.Seconds = time.Since(start).Seconds()
-	st.VideosPerSec = float64(st.Videos) / st.Seconds
-	if _, err := db.Writer().ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
-		tb.Fatal(err)
-	}
-	if err := db.Close(); err != nil {
-		tb.Fatal(err)
-	}
-	b, _ := json.MarshalIndent(st, "", "  ")
-	if err := os.WriteFile(path+".json", b, 0o644); err != nil {
-		tb.Fatal(err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		tb.Fatal(err)
-	}
-	os.Remove(tmp + "-wal")
-	os.Remove(tmp + "-shm")
-	tb.Logf("built %d videos in %.0fs (%.0f new videos/s through SavePage)", st.Videos, st.Seconds, st.VideosPerSec)
-	return path
-}
+// on first use (internal/archivetest, shared with serve's load benchmark).
+func benchArchive(tb testing.TB, n int) string { return archivetest.Cached(tb, n) }
 
 func openBench(tb testing.TB, path string) *store.DB {
 	db, err := store.Open(context.Background(), path)
@@ -286,7 +163,16 @@ func BenchmarkIndexSize(b *testing.B) {
 			titleOnly bool
 		}{{"title-grams", true}, {"all-grams", false}} {
 			b.Run(size.name+"/"+v.name, func(b *testing.B) {
-				db := openBench(b, buildArchive(b, size.n, v.titleOnly))
+				var path string
+				if v.titleOnly {
+					path = archivetest.CachedVariant(b, size.n, "gtitle", func() func() {
+						store.SetTitleGramsOnly(true)
+						return func() { store.SetTitleGramsOnly(false) }
+					})
+				} else {
+					path = benchArchive(b, size.n)
+				}
+				db := openBench(b, path)
 				c, err := db.Counts(context.Background())
 				if err != nil {
 					b.Fatal(err)

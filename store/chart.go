@@ -27,13 +27,16 @@ type Chart struct {
 // fetch; nil is a count the owner hid (or, for likes and comments, one the
 // archive did not record: charts stored before migration 0004 kept views only).
 type ChartEntry struct {
-	Rank         int       `json:"rank"`
-	VideoID      string    `json:"video_id"`
-	Title        string    `json:"title"`
-	ChannelID    string    `json:"channel_id"` // "" when the source had none (the 2017-18 dataset)
-	ChannelTitle string    `json:"channel_title"`
-	CategoryID   string    `json:"category_id"`
-	Category     string    `json:"category"` // the region's name for CategoryID; "" if not cached
+	Rank         int    `json:"rank"`
+	VideoID      string `json:"video_id"`
+	Title        string `json:"title"`
+	ChannelID    string `json:"channel_id"` // "" when the source had none (the 2017-18 dataset)
+	ChannelTitle string `json:"channel_title"`
+	CategoryID   string `json:"category_id"`
+	Category     string `json:"category"` // the region's name for CategoryID; "" if not cached
+	// ThumbnailURL is the video's thumbnail on YouTube's image servers, as
+	// the API gave it ("" when it gave none).
+	ThumbnailURL string    `json:"thumbnail_url"`
 	Views        *int64    `json:"views"`
 	Likes        *int64    `json:"likes"`
 	Comments     *int64    `json:"comments"`
@@ -69,7 +72,7 @@ const (
 	sqlFirstChart = `SELECT min(last_page_at) FROM runs WHERE region = ?1 AND pages > 0 AND status <> 'running'
 		AND EXISTS (SELECT 1 FROM trending_snapshots t WHERE t.run_id = runs.id)`
 	sqlChartRows = `SELECT t.video, t.rank, t.fetched_at, t.views, t.likes, t.comments,
-		v.video_id, v.title, v.channel_id, v.channel_title, v.category_id
+		v.video_id, v.title, v.channel_id, v.channel_title, v.category_id, v.thumbnail_url
 		FROM trending_snapshots t JOIN videos v ON v.id = t.video
 		WHERE t.run_id = ?1 AND (?3 IS NULL OR v.category_id IN (SELECT value FROM json_each(?3)))
 		ORDER BY t.rank LIMIT ?2`
@@ -189,7 +192,7 @@ func (db *DB) ChartOf(ctx context.Context, cq ChartQuery) (Chart, error) {
 		var video, fetched int64
 		var views, likes, comments sql.NullInt64
 		if err := rows.Scan(&video, &e.Rank, &fetched, &views, &likes, &comments, &e.VideoID, &e.Title,
-			&e.ChannelID, &e.ChannelTitle, &e.CategoryID); err != nil {
+			&e.ChannelID, &e.ChannelTitle, &e.CategoryID, &e.ThumbnailURL); err != nil {
 			return c, fmt.Errorf("store: chart %s: %w", region, err)
 		}
 		e.FetchedAt = micros(fetched)

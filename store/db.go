@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -47,6 +48,7 @@ type options struct {
 	readers     int
 	migrations  fs.FS
 	noMigrate   bool
+	readOnly    bool
 }
 
 // WithBusyTimeout sets how long a connection waits for another process's lock
@@ -64,6 +66,12 @@ func WithMigrations(fsys fs.FS) Option { return func(o *options) { o.migrations 
 // schema must then be brought up to date with Migrate before use.
 func WithoutMigrate() Option { return func(o *options) { o.noMigrate = true } }
 
+// ReadOnly opens an existing, migrated archive for reading only (ytrend
+// serve): every connection is query_only, nothing is migrated or converted,
+// so the process never takes the write lock a fetch needs. An archive that
+// does not exist or has pending migrations is an error.
+func ReadOnly() Option { return func(o *options) { o.readOnly = true } }
+
 // Open opens (creating if needed) the archive at path, switches it to WAL,
 // and applies any pending migrations.
 func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
@@ -75,6 +83,9 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 		return nil, errors.New("store: empty database path")
 	}
 
+	if o.readOnly {
+		return openReadOnly(ctx, path, o)
+	}
 	writer, err := sql.Open("sqlite", dsn(path, o.busyTimeout, true))
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
@@ -106,6 +117,36 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 			db.Close()
 			return nil, err
 		}
+	}
+	return db, nil
+}
+
+func openReadOnly(ctx context.Context, path string, o options) (*DB, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("store: open %s read-only: %w", path, err)
+	}
+	reader, err := sql.Open("sqlite", dsn(path, o.busyTimeout, false))
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	reader.SetMaxOpenConns(o.readers)
+	reader.SetMaxIdleConns(o.readers)
+	// The writer is a query_only connection too: Writer() users get an
+	// error instead of a lock.
+	writer, err := sql.Open("sqlite", dsn(path, o.busyTimeout, false))
+	if err != nil {
+		reader.Close()
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	writer.SetMaxOpenConns(1)
+	db := &DB{path: path, writer: writer, reader: reader, stmts: map[string]*sql.Stmt{}, reads: map[string]*sql.Stmt{}, migrations: o.migrations, self: newInstance()}
+	st, err := db.MigrationStatus(ctx)
+	if err == nil && len(st.Pending) > 0 {
+		err = fmt.Errorf("%d pending migrations (run ytrend migrate, or any fetch)", len(st.Pending))
+	}
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: open %s read-only: %w", path, err)
 	}
 	return db, nil
 }

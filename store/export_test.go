@@ -17,9 +17,6 @@ func SetPageTxHook(f func()) { testHookInPageTx = f }
 // through db.
 func FTSWrites(db *DB) int64 { return db.ftsWrites.Load() }
 
-// TermsVersion keys cached benchmark archives on the term blob format.
-const TermsVersion = termsVersion
-
 // MatchExpr is the FTS5 expression a plain query becomes.
 func MatchExpr(text string) string { return parseQuery(text, false).expr }
 

@@ -89,6 +89,10 @@ func (db *DB) Runs(ctx context.Context, f RunFilter) ([]Run, error) {
 		q += ` AND status = ?`
 		args = append(args, string(f.Status))
 	}
+	if f.Before > 0 {
+		q += ` AND id < ?`
+		args = append(args, f.Before)
+	}
 	q += ` ORDER BY id DESC LIMIT ?`
 	args = append(args, limit)
 	rows, err := db.reader.QueryContext(ctx, q, args...)

@@ -311,6 +311,10 @@ type terms []byte
 
 const termsVersion = 1
 
+// TermsVersion is the format of the stored term blobs; cached benchmark
+// archives (internal/archivetest) are keyed on it.
+const TermsVersion = termsVersion
+
 type termCounts [4]uint8 // title, tags, channel, description
 
 // buildTerms tokenizes a video's indexed text. It returns the blob and the

@@ -152,4 +152,6 @@ type RunFilter struct {
 	Region regions.Code
 	Limit  int // default 20
 	Status RunStatus
+	// Before keeps runs with a smaller id (the next page of a listing).
+	Before int64
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ytrend/ytrend/apiv1"
 	"github.com/ytrend/ytrend/config"
 	"github.com/ytrend/ytrend/quota"
 )
@@ -41,7 +42,7 @@ func (c *cli) quotaStatusCmd() *cobra.Command {
 			}
 			warnings := a.durability(cmd.Context())
 			if asJSON {
-				out := statusJSON(st)
+				out := apiv1.Status(st)
 				out.Warnings = append(out.Warnings, warnings...)
 				return writeJSON(c.stdout, out)
 			}
@@ -54,75 +55,6 @@ func (c *cli) quotaStatusCmd() *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
-}
-
-type limitJSON struct {
-	Name            string  `json:"name"`
-	Units           int64   `json:"units"`
-	WindowSeconds   float64 `json:"window_seconds"`
-	Used            int64   `json:"used"`
-	Remaining       int64   `json:"remaining"`
-	Reservations    int64   `json:"reservations"`
-	NextFreeSeconds float64 `json:"next_free_seconds"`
-}
-
-type exhaustedJSON struct {
-	Until  string `json:"until"`
-	Reason string `json:"reason"`
-	Call   string `json:"call,omitempty"`
-}
-
-type quotaStatusJSON struct {
-	Credential     string          `json:"credential"`
-	Backend        string          `json:"backend"`
-	At             string          `json:"at"`
-	Limits         []limitJSON     `json:"limits"`
-	Exhausted      *exhaustedJSON  `json:"exhausted"`
-	ExhaustedCalls []exhaustedJSON `json:"exhausted_calls"`
-	Ledger         ledgerJSON      `json:"ledger"`
-	Leader         *quota.Fence    `json:"leader"` // the ytrend run replica firing the schedule, if any
-	// Warnings say how the budget's Redis could lose the books (no AOF,
-	// an evicting maxmemory-policy); empty when it cannot.
-	Warnings []string `json:"warnings"`
-}
-
-// ledgerJSON is the ledger's identity: rebuilt_at is null, and
-// restored_grants 0, unless a process found its books lost.
-type ledgerJSON struct {
-	Epoch          string  `json:"epoch"`
-	AgeSeconds     float64 `json:"age_seconds"`
-	RebuiltAt      *string `json:"rebuilt_at"`
-	RestoredGrants int64   `json:"restored_grants"`
-	GraceUntil     *string `json:"grace_until"`
-}
-
-func statusJSON(st quota.Status) quotaStatusJSON {
-	out := quotaStatusJSON{Credential: st.Credential, Backend: st.Backend, At: st.At.UTC().Format(time.RFC3339Nano),
-		Limits: []limitJSON{}, ExhaustedCalls: []exhaustedJSON{}, Warnings: []string{}}
-	for _, l := range st.Limits {
-		out.Limits = append(out.Limits, limitJSON{
-			Name: l.Name, Units: l.Units, WindowSeconds: l.Window.Seconds(), Used: l.Used,
-			Remaining: l.Remaining, Reservations: l.Reservations, NextFreeSeconds: l.NextFree.Seconds(),
-		})
-	}
-	if st.Exhausted != nil {
-		out.Exhausted = &exhaustedJSON{Until: st.Exhausted.Until.UTC().Format(time.RFC3339), Reason: st.Exhausted.Reason}
-	}
-	for _, e := range st.ExhaustedCalls {
-		out.ExhaustedCalls = append(out.ExhaustedCalls, exhaustedJSON{Until: e.Until.UTC().Format(time.RFC3339), Reason: e.Reason, Call: e.Call})
-	}
-	l := st.Ledger
-	out.Ledger = ledgerJSON{Epoch: l.Epoch, AgeSeconds: l.Age.Seconds(), RestoredGrants: l.Restored}
-	if !l.Rebuilt.IsZero() {
-		at := l.Rebuilt.UTC().Format(time.RFC3339Nano)
-		out.Ledger.RebuiltAt = &at
-	}
-	if l.GraceUntil.After(st.At) {
-		at := l.GraceUntil.UTC().Format(time.RFC3339Nano)
-		out.Ledger.GraceUntil = &at
-	}
-	out.Leader = st.Leader
-	return out
 }
 
 func printStatus(w io.Writer, st quota.Status, backend string) {
@@ -229,26 +161,26 @@ the retry-after on stderr; 1 errors (unknown call, impossible cost, backend).`,
 }
 
 type reserveResultJSON struct {
-	Granted           bool        `json:"granted"`
-	ID                string      `json:"id"`
-	Call              string      `json:"call"`
-	Cost              int64       `json:"cost"`
-	RetryAfterSeconds float64     `json:"retry_after_seconds"`
-	RefusedBy         string      `json:"refused_by"`
-	Remaining         int64       `json:"remaining"`
-	Duplicate         bool        `json:"duplicate"`
-	FailOpen          bool        `json:"fail_open"`
-	Limits            []limitJSON `json:"limits"`
+	Granted           bool          `json:"granted"`
+	ID                string        `json:"id"`
+	Call              string        `json:"call"`
+	Cost              int64         `json:"cost"`
+	RetryAfterSeconds float64       `json:"retry_after_seconds"`
+	RefusedBy         string        `json:"refused_by"`
+	Remaining         int64         `json:"remaining"`
+	Duplicate         bool          `json:"duplicate"`
+	FailOpen          bool          `json:"fail_open"`
+	Limits            []apiv1.Limit `json:"limits"`
 }
 
 func reserveJSON(res quota.Result) reserveResultJSON {
 	out := reserveResultJSON{
 		Granted: res.Granted, ID: res.ID, Call: res.Call, Cost: res.Cost,
 		RetryAfterSeconds: res.RetryAfter.Seconds(), RefusedBy: res.RefusedBy, Remaining: res.Remaining(),
-		Duplicate: res.Duplicate, FailOpen: res.FailOpen, Limits: []limitJSON{},
+		Duplicate: res.Duplicate, FailOpen: res.FailOpen, Limits: []apiv1.Limit{},
 	}
 	for _, u := range res.Limits {
-		out.Limits = append(out.Limits, limitJSON{Name: u.Name, Units: u.Units, WindowSeconds: u.Window.Seconds(), Used: u.Used, Remaining: u.Remaining})
+		out.Limits = append(out.Limits, apiv1.Limit{Name: u.Name, Units: u.Units, WindowSeconds: u.Window.Seconds(), Used: u.Used, Remaining: u.Remaining})
 	}
 	return out
 }

@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ytrend/ytrend/apiv1"
 	"github.com/ytrend/ytrend/config"
-	"github.com/ytrend/ytrend/regions"
 	"github.com/ytrend/ytrend/store"
 )
 
@@ -48,7 +48,7 @@ func (c *cli) runsCmd() *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return writeJSON(c.stdout, runsJSON(runs))
+				return writeJSON(c.stdout, apiv1.Runs(runs))
 			}
 			printRuns(c.stdout, runs, time.Now())
 			return nil
@@ -58,44 +58,6 @@ func (c *cli) runsCmd() *cobra.Command {
 	cmd.Flags().IntVar(&limit, "limit", 20, "number of runs")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
-}
-
-type runJSON struct {
-	ID              int64        `json:"id"`
-	Region          regions.Code `json:"region"`
-	Trigger         string       `json:"trigger"`
-	StartedAt       string       `json:"started_at"`
-	FinishedAt      string       `json:"finished_at,omitempty"`
-	DurationSeconds float64      `json:"duration_seconds"`
-	Status          string       `json:"status"`
-	Pages           int          `json:"pages"`
-	Videos          int          `json:"videos"`
-	NewVideos       int          `json:"new_videos"`
-	UpdatedVideos   int          `json:"updated_videos"`
-	Units           int64        `json:"units"`
-	RefusedBy       string       `json:"refused_by,omitempty"`
-	RetryAt         string       `json:"retry_at,omitempty"`
-	Error           string       `json:"error,omitempty"`
-}
-
-func runsJSON(runs []store.Run) []runJSON {
-	out := make([]runJSON, 0, len(runs))
-	for _, r := range runs {
-		j := runJSON{
-			ID: r.ID, Region: r.Region, Trigger: string(r.Trigger), StartedAt: r.StartedAt.UTC().Format(time.RFC3339),
-			Status: string(r.Status), Pages: r.Pages, Videos: r.Videos, NewVideos: r.NewVideos,
-			UpdatedVideos: r.UpdatedVideos, Units: r.Units, RefusedBy: r.RefusedBy, Error: r.Error,
-		}
-		if !r.FinishedAt.IsZero() {
-			j.FinishedAt = r.FinishedAt.UTC().Format(time.RFC3339)
-			j.DurationSeconds = r.FinishedAt.Sub(r.StartedAt).Seconds()
-		}
-		if !r.RetryAt.IsZero() {
-			j.RetryAt = r.RetryAt.UTC().Format(time.RFC3339)
-		}
-		out = append(out, j)
-	}
-	return out
 }
 
 func printRuns(w io.Writer, runs []store.Run, now time.Time) {

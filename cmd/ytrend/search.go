@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ytrend/ytrend/apiv1"
 	"github.com/ytrend/ytrend/config"
 	"github.com/ytrend/ytrend/regions"
 	"github.com/ytrend/ytrend/store"
@@ -107,7 +108,7 @@ every match.`,
 				return err
 			}
 			if asJSON {
-				return writeJSON(c.stdout, hitsJSON(hits))
+				return writeJSON(c.stdout, apiv1.Hits(hits))
 			}
 			printHits(c.stdout, hits, time.Now())
 			return nil
@@ -142,41 +143,6 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 		}
 	}
 	return time.Time{}, fmt.Errorf("--since %q: want a duration such as 24h or 7d, or a date such as 2026-11-01", s)
-}
-
-type hitJSON struct {
-	VideoID      string         `json:"video_id"`
-	Title        string         `json:"title"`
-	ChannelTitle string         `json:"channel_title"`
-	Regions      []regions.Code `json:"regions"`
-	BestRank     int            `json:"best_rank"`
-	LastSeen     string         `json:"last_seen"`
-	Views        *int64         `json:"views"`
-	CategoryID   string         `json:"category_id"`
-	Category     string         `json:"category"`
-	Snippet      string         `json:"snippet"`
-	PublishedAt  string         `json:"published_at,omitempty"`
-	URL          string         `json:"url"`
-	Score        float64        `json:"score"`
-}
-
-func hitsJSON(hits []store.Hit) []hitJSON {
-	out := make([]hitJSON, 0, len(hits))
-	for _, h := range hits {
-		j := hitJSON{
-			VideoID: h.VideoID, Title: h.Title, ChannelTitle: h.ChannelTitle, Regions: h.Regions,
-			BestRank: h.BestRank, LastSeen: h.LastSeen.UTC().Format(time.RFC3339), Views: h.Views,
-			CategoryID: h.CategoryID, Category: h.Category, Snippet: h.Snippet, URL: "https://www.youtube.com/watch?v=" + h.VideoID, Score: h.Score,
-		}
-		if j.Regions == nil {
-			j.Regions = []regions.Code{}
-		}
-		if !h.PublishedAt.IsZero() {
-			j.PublishedAt = h.PublishedAt.UTC().Format(time.RFC3339)
-		}
-		out = append(out, j)
-	}
-	return out
 }
 
 func printHits(w io.Writer, hits []store.Hit, now time.Time) {

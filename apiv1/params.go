@@ -1,0 +1,204 @@
+package apiv1
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/ytrend/ytrend/config"
+	"github.com/ytrend/ytrend/regions"
+	"github.com/ytrend/ytrend/store"
+)
+
+// Bounds on what a client may ask.
+const (
+	MaxQueryLen   = 200 // runes of q
+	MaxChannelLen = 100
+	MaxRegions    = 20
+	DefaultLimit  = 20
+	MaxLimit      = 100
+)
+
+// BadRequest is a client error; its message is safe to show.
+type BadRequest struct{ msg string }
+
+func (e *BadRequest) Error() string { return e.msg }
+
+func bad(format string, args ...any) error { return &BadRequest{fmt.Sprintf(format, args...)} }
+
+// Search is a parsed search request: the store query, and where in its
+// results the page starts.
+type Search struct {
+	Query  store.Query
+	Offset int
+	Limit  int
+}
+
+// ParseSearch reads /search's parameters (q, region, since, channel, sort,
+// limit, cursor), shared by the API and the search page. q may be empty only
+// when allowEmpty (the page's blank form).
+func ParseSearch(v url.Values, now time.Time, allowEmpty bool) (Search, error) {
+	s := Search{Limit: DefaultLimit, Query: store.Query{Sort: store.SortRelevance}}
+	q := strings.TrimSpace(v.Get("q"))
+	if !utf8.ValidString(q) {
+		return s, bad("q: not valid UTF-8")
+	}
+	if n := utf8.RuneCountInString(q); n > MaxQueryLen {
+		return s, bad("q: %d characters; at most %d", n, MaxQueryLen)
+	}
+	if q == "" && !allowEmpty {
+		return s, bad("q: required; give the words to search for")
+	}
+	s.Query.Text = q
+	var codes []regions.Code
+	for _, raw := range v["region"] {
+		for _, part := range strings.Split(raw, ",") {
+			if strings.TrimSpace(part) == "" {
+				continue
+			}
+			code, err := regions.Parse(part)
+			if err != nil {
+				return s, bad("region: %v", err)
+			}
+			codes = append(codes, code)
+			if len(codes) > MaxRegions {
+				return s, bad("region: more than %d regions", MaxRegions)
+			}
+		}
+	}
+	s.Query.Regions = codes
+	if since := strings.TrimSpace(v.Get("since")); since != "" {
+		t, err := parseTime("since", since, now, false)
+		if err != nil {
+			return s, err
+		}
+		s.Query.Since = t
+	}
+	if ch := strings.TrimSpace(v.Get("channel")); ch != "" {
+		if !utf8.ValidString(ch) || utf8.RuneCountInString(ch) > MaxChannelLen {
+			return s, bad("channel: at most %d characters of UTF-8", MaxChannelLen)
+		}
+		s.Query.Channel = ch
+	}
+	switch sort := v.Get("sort"); sort {
+	case "":
+	case "relevance", "recent", "views":
+		s.Query.Sort = store.SortOrder(sort)
+	default:
+		return s, bad("sort %q: allowed relevance, recent, views", clip(sort))
+	}
+	var err error
+	if s.Limit, err = parseLimit(v.Get("limit")); err != nil {
+		return s, err
+	}
+	if c := v.Get("cursor"); c != "" {
+		off, err := decodeCursor(c, "o")
+		if err != nil {
+			return s, err
+		}
+		if off+int64(s.Limit) > store.MaxLimit {
+			return s, bad("cursor: past the last page (a search pages through its first %d results)", store.MaxLimit)
+		}
+		s.Offset = int(off)
+	}
+	// One more than the page: its presence says there is a next page.
+	s.Query.Limit = min(store.MaxLimit, s.Offset+s.Limit+1)
+	return s, nil
+}
+
+func parseLimit(s string) (int, error) {
+	if s == "" {
+		return DefaultLimit, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > MaxLimit {
+		return 0, bad("limit %q: allowed 1-%d", clip(s), MaxLimit)
+	}
+	return n, nil
+}
+
+// A cursor is opaque to clients: base64url of "<kind>:<n>".
+func encodeCursor(kind string, n int64) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(kind + ":" + strconv.FormatInt(n, 10)))
+}
+
+func decodeCursor(c, kind string) (int64, error) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err == nil {
+		if rest, ok := strings.CutPrefix(string(b), kind+":"); ok {
+			if n, err := strconv.ParseInt(rest, 10, 64); err == nil && n >= 0 {
+				return n, nil
+			}
+		}
+	}
+	return 0, bad("cursor: not a cursor this endpoint gave out")
+}
+
+// parseTime reads a time parameter: RFC 3339, 2006-01-02T15:04 (UTC), a
+// date (its start, or with endOfDay its end, UTC), or a duration ago (7d).
+func parseTime(name, s string, now time.Time, endOfDay bool) (time.Time, error) {
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t, nil
+		}
+	}
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		if endOfDay {
+			t = t.Add(24*time.Hour - time.Microsecond)
+		}
+		return t, nil
+	}
+	if d, err := config.ParseDuration(s); err == nil {
+		return now.Add(-d), nil
+	}
+	return time.Time{}, bad("%s %q: want an RFC 3339 time (2026-03-01T12:00:00Z), a date (2026-03-01) or a duration ago (7d)", name, clip(s))
+}
+
+// ParseAt reads a chart's ?at= (zero: now).
+func ParseAt(s string, now time.Time) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	return parseTime("at", s, now, true)
+}
+
+// ParseRegion reads a region path segment.
+func ParseRegion(s string) (regions.Code, error) {
+	code, err := regions.Parse(s)
+	if err != nil {
+		return "", bad("region: %v", err)
+	}
+	return code, nil
+}
+
+var videoID = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// ParseVideoID checks a video id's shape (YouTube's are 11 characters of
+// base64url; imported datasets hold the same).
+func ParseVideoID(s string) (string, error) {
+	if !videoID.MatchString(s) {
+		return "", bad("video id %q: want letters, digits, - and _ (YouTube ids are 11 characters)", clip(s))
+	}
+	return s, nil
+}
+
+// clip keeps echoed input short and valid.
+func clip(s string) string {
+	s = strings.ToValidUTF8(s, "?")
+	if utf8.RuneCountInString(s) > 40 {
+		return string([]rune(s)[:40]) + "…"
+	}
+	return s
+}
+
+// IsBadRequest reports a client error from this package's parsers.
+func IsBadRequest(err error) bool {
+	var b *BadRequest
+	return errors.As(err, &b)
+}

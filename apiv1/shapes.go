@@ -1,0 +1,167 @@
+package apiv1
+
+import (
+	"time"
+
+	"github.com/ytrend/ytrend/quota"
+	"github.com/ytrend/ytrend/regions"
+	"github.com/ytrend/ytrend/store"
+)
+
+// The JSON shapes the CLI's --json prints and the API serves: one struct per
+// concept, so that `ytrend search --json` and GET /api/v1/search agree field
+// for field. Charts and histories are store.Chart and store.History, whose
+// JSON tags are theirs.
+
+// Hit is one search result.
+type Hit struct {
+	VideoID      string         `json:"video_id"`
+	Title        string         `json:"title"`
+	ChannelTitle string         `json:"channel_title"`
+	Regions      []regions.Code `json:"regions"`
+	BestRank     int            `json:"best_rank"`
+	LastSeen     string         `json:"last_seen"`
+	Views        *int64         `json:"views"`
+	CategoryID   string         `json:"category_id"`
+	Category     string         `json:"category"` // the region's name for CategoryID; "" if not cached
+	Snippet      string         `json:"snippet"`
+	PublishedAt  string         `json:"published_at,omitempty"`
+	URL          string         `json:"url"`
+	Score        float64        `json:"score"`
+}
+
+// WatchURL is a video's page on YouTube.
+func WatchURL(id string) string { return "https://www.youtube.com/watch?v=" + id }
+
+// Hits converts search results.
+func Hits(hits []store.Hit) []Hit {
+	out := make([]Hit, 0, len(hits))
+	for _, h := range hits {
+		j := Hit{
+			VideoID: h.VideoID, Title: h.Title, ChannelTitle: h.ChannelTitle, Regions: h.Regions,
+			BestRank: h.BestRank, LastSeen: h.LastSeen.UTC().Format(time.RFC3339), Views: h.Views,
+			CategoryID: h.CategoryID, Category: h.Category, Snippet: h.Snippet, URL: WatchURL(h.VideoID), Score: h.Score,
+		}
+		if j.Regions == nil {
+			j.Regions = []regions.Code{}
+		}
+		if !h.PublishedAt.IsZero() {
+			j.PublishedAt = h.PublishedAt.UTC().Format(time.RFC3339)
+		}
+		out = append(out, j)
+	}
+	return out
+}
+
+// Run is one fetch run.
+type Run struct {
+	ID              int64        `json:"id"`
+	Region          regions.Code `json:"region"`
+	Trigger         string       `json:"trigger"`
+	StartedAt       string       `json:"started_at"`
+	FinishedAt      string       `json:"finished_at,omitempty"`
+	DurationSeconds float64      `json:"duration_seconds"`
+	Status          string       `json:"status"`
+	Pages           int          `json:"pages"`
+	Videos          int          `json:"videos"`
+	NewVideos       int          `json:"new_videos"`
+	UpdatedVideos   int          `json:"updated_videos"`
+	Units           int64        `json:"units"`
+	RefusedBy       string       `json:"refused_by,omitempty"`
+	RetryAt         string       `json:"retry_at,omitempty"`
+	Error           string       `json:"error,omitempty"`
+}
+
+// Runs converts runs.
+func Runs(runs []store.Run) []Run {
+	out := make([]Run, 0, len(runs))
+	for _, r := range runs {
+		j := Run{
+			ID: r.ID, Region: r.Region, Trigger: string(r.Trigger), StartedAt: r.StartedAt.UTC().Format(time.RFC3339),
+			Status: string(r.Status), Pages: r.Pages, Videos: r.Videos, NewVideos: r.NewVideos,
+			UpdatedVideos: r.UpdatedVideos, Units: r.Units, RefusedBy: r.RefusedBy, Error: r.Error,
+		}
+		if !r.FinishedAt.IsZero() {
+			j.FinishedAt = r.FinishedAt.UTC().Format(time.RFC3339)
+			j.DurationSeconds = r.FinishedAt.Sub(r.StartedAt).Seconds()
+		}
+		if !r.RetryAt.IsZero() {
+			j.RetryAt = r.RetryAt.UTC().Format(time.RFC3339)
+		}
+		out = append(out, j)
+	}
+	return out
+}
+
+// Limit is one budget limit's state.
+type Limit struct {
+	Name            string  `json:"name"`
+	Units           int64   `json:"units"`
+	WindowSeconds   float64 `json:"window_seconds"`
+	Used            int64   `json:"used"`
+	Remaining       int64   `json:"remaining"`
+	Reservations    int64   `json:"reservations"`
+	NextFreeSeconds float64 `json:"next_free_seconds"`
+}
+
+// Exhausted is an upstream quotaExceeded mark.
+type Exhausted struct {
+	Until  string `json:"until"`
+	Reason string `json:"reason"`
+	Call   string `json:"call,omitempty"`
+}
+
+// QuotaStatus is the budget's state (quota status --json).
+type QuotaStatus struct {
+	Credential     string       `json:"credential"`
+	Backend        string       `json:"backend"`
+	At             string       `json:"at"`
+	Limits         []Limit      `json:"limits"`
+	Exhausted      *Exhausted   `json:"exhausted"`
+	ExhaustedCalls []Exhausted  `json:"exhausted_calls"`
+	Ledger         Ledger       `json:"ledger"`
+	Leader         *quota.Fence `json:"leader"` // the ytrend run replica firing the schedule, if any
+	// Warnings say how the budget's Redis could lose the books (no AOF,
+	// an evicting maxmemory-policy); empty when it cannot.
+	Warnings []string `json:"warnings"`
+}
+
+// Ledger is the ledger's identity: rebuilt_at is null, and restored_grants
+// 0, unless a process found its books lost.
+type Ledger struct {
+	Epoch          string  `json:"epoch"`
+	AgeSeconds     float64 `json:"age_seconds"`
+	RebuiltAt      *string `json:"rebuilt_at"`
+	RestoredGrants int64   `json:"restored_grants"`
+	GraceUntil     *string `json:"grace_until"`
+}
+
+// Status converts the budget's state.
+func Status(st quota.Status) QuotaStatus {
+	out := QuotaStatus{Credential: st.Credential, Backend: st.Backend, At: st.At.UTC().Format(time.RFC3339Nano),
+		Limits: []Limit{}, ExhaustedCalls: []Exhausted{}, Warnings: []string{}}
+	for _, l := range st.Limits {
+		out.Limits = append(out.Limits, Limit{
+			Name: l.Name, Units: l.Units, WindowSeconds: l.Window.Seconds(), Used: l.Used,
+			Remaining: l.Remaining, Reservations: l.Reservations, NextFreeSeconds: l.NextFree.Seconds(),
+		})
+	}
+	if st.Exhausted != nil {
+		out.Exhausted = &Exhausted{Until: st.Exhausted.Until.UTC().Format(time.RFC3339), Reason: st.Exhausted.Reason}
+	}
+	for _, e := range st.ExhaustedCalls {
+		out.ExhaustedCalls = append(out.ExhaustedCalls, Exhausted{Until: e.Until.UTC().Format(time.RFC3339), Reason: e.Reason, Call: e.Call})
+	}
+	l := st.Ledger
+	out.Ledger = Ledger{Epoch: l.Epoch, AgeSeconds: l.Age.Seconds(), RestoredGrants: l.Restored}
+	if !l.Rebuilt.IsZero() {
+		at := l.Rebuilt.UTC().Format(time.RFC3339Nano)
+		out.Ledger.RebuiltAt = &at
+	}
+	if l.GraceUntil.After(st.At) {
+		at := l.GraceUntil.UTC().Format(time.RFC3339Nano)
+		out.Ledger.GraceUntil = &at
+	}
+	out.Leader = st.Leader
+	return out
+}

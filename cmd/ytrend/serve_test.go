@@ -1,0 +1,116 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ytrend/ytrend/ingest/sim"
+	"github.com/ytrend/ytrend/internal/logbuf"
+)
+
+// TestServeCommand runs the binary: serve answers from an archive that a
+// fetch keeps writing to while it serves, and stops cleanly on SIGTERM.
+func TestServeCommand(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, sim.Config{})
+	w.mustRun("fetch", "US")
+	cmd := w.command("serve", "--listen", "127.0.0.1:0")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	var logs logbuf.Buffer
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(io.TeeReader(stderr, &logs))
+		re := regexp.MustCompile(`serving (http://[0-9.:]+)/`)
+		for sc.Scan() {
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				addr <- m[1]
+			}
+		}
+	}()
+	var base string
+	select {
+	case base = <-addr:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("serve did not start:\n%s", logs.String())
+	}
+	code, body := get(t, base+"/api/v1/charts/US")
+	var chart struct {
+		Region  string `json:"region"`
+		Entries []struct {
+			ThumbnailURL string `json:"thumbnail_url"`
+		} `json:"entries"`
+	}
+	if err := json.Unmarshal([]byte(body), &chart); code != 200 || err != nil || chart.Region != "US" || len(chart.Entries) != 200 || chart.Entries[0].ThumbnailURL == "" {
+		t.Fatalf("chart: %d %v %.300s", code, err, body)
+	}
+	if code, body := get(t, base+"/"); code != 200 || !strings.Contains(body, "United States trending chart") {
+		t.Fatalf("home: %d %.300s", code, body)
+	}
+	// A fetch while serving is not blocked, and its chart is served at once.
+	w.mustRun("fetch", "GB")
+	if code, body := get(t, base+"/api/v1/charts/GB"); code != 200 || !strings.Contains(body, `"region":"GB"`) {
+		t.Fatalf("GB after the fetch: %d %.300s", code, body)
+	}
+	if code, _ := get(t, base+"/api/v1/videos/AAAAAAAAAAA"); code != 404 {
+		t.Fatalf("unknown video: %d", code)
+	}
+	if code, body := get(t, base+"/api/v1/quota"); code != 200 || !strings.Contains(body, `"name":"daily"`) {
+		t.Fatalf("quota: %d %.300s", code, body)
+	}
+	if code, body := get(t, base+"/metrics"); code != 200 || !strings.Contains(body, `ytrend_http_requests_total{code="200",route="/api/v1/charts/{region}"} 2`) {
+		t.Fatalf("metrics: %d\n%s", code, body)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("serve exited with %v:\n%s", err, logs.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("serve did not stop on SIGTERM")
+	}
+	if !strings.Contains(logs.String(), "stopped serving") || !strings.Contains(logs.String(), `msg=http`) {
+		t.Fatalf("no access log or stop line:\n%s", logs.String())
+	}
+	w.assertNoKey(logs.String(), body)
+}
+
+func TestServeBadConfig(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, sim.Config{})
+	if r := w.run("serve", "--listen", "nope"); r.code != 2 || !strings.Contains(r.stderr, `--listen "nope": want host:port`) {
+		t.Fatalf("--listen nope: %d %s", r.code, r.stderr)
+	}
+	w.config("serve:\n  rate_limit: {requests: 0, window: 10ms}\n  trusted_proxies: [not-an-ip]\n  cors_origins: [example.com]\n")
+	r := w.run("serve")
+	for _, want := range []string{
+		"serve.rate_limit.requests: 0: allowed 1-1000000 requests per window",
+		"serve.rate_limit.window: 10ms: allowed 1s-24h",
+		`serve.trusted_proxies[0]: "not-an-ip": want an IP address or a CIDR such as 10.0.0.0/8`,
+		`serve.cors_origins[0]: "example.com": want an origin such as https://example.com`,
+	} {
+		if r.code != 1 || !strings.Contains(r.stderr, want) {
+			t.Errorf("exit %d; stderr lacks %q:\n%s", r.code, want, r.stderr)
+		}
+	}
+	// No archive yet: a clear error, and nothing created.
+	w.config("")
+	if r := w.run("serve"); r.code != 1 || !strings.Contains(r.stderr, "read-only") {
+		t.Fatalf("serve without an archive: %d %s", r.code, r.stderr)
+	}
+}

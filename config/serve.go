@@ -1,0 +1,102 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Serve configures `ytrend serve`.
+type Serve struct {
+	Listen         string         `yaml:"listen"`
+	RateLimit      ServeRateLimit `yaml:"rate_limit"`
+	TrustedProxies []string       `yaml:"trusted_proxies"` // addresses or CIDRs allowed to set X-Forwarded-For
+	CORSOrigins    []string       `yaml:"cors_origins"`    // origins that may read /api/v1 from a browser; "*" for any
+}
+
+// ServeRateLimit is each client's allowance.
+type ServeRateLimit struct {
+	Requests int      `yaml:"requests"`
+	Window   Duration `yaml:"window"`
+}
+
+// Serve defaults.
+const (
+	DefaultServeListen   = "127.0.0.1:8080"
+	DefaultServeRequests = 120
+	DefaultServeWindow   = time.Minute
+)
+
+func defaultServe() Serve {
+	return Serve{Listen: DefaultServeListen,
+		RateLimit: ServeRateLimit{Requests: DefaultServeRequests, Window: Duration(DefaultServeWindow)}}
+}
+
+// ProxyPrefixes is TrustedProxies parsed (after Validate).
+func (s Serve) ProxyPrefixes() []netip.Prefix {
+	var out []netip.Prefix
+	for _, p := range s.TrustedProxies {
+		if pr, err := parseProxy(p); err == nil {
+			out = append(out, pr)
+		}
+	}
+	return out
+}
+
+func parseProxy(s string) (netip.Prefix, error) {
+	s = strings.TrimSpace(s)
+	if strings.Contains(s, "/") {
+		p, err := netip.ParsePrefix(s)
+		return p.Masked(), err
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Prefix{}, err
+	}
+	return netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()), nil
+}
+
+// ValidateListen checks a host:port to listen on (also for --listen).
+func ValidateListen(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%q: want host:port, e.g. 127.0.0.1:8080 or :8080", addr)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return fmt.Errorf("%q: port %q: want 0-65535", addr, port)
+	}
+	if host != "" && net.ParseIP(host) == nil && strings.ContainsAny(host, " /?#") {
+		return fmt.Errorf("%q: host %q is neither an address nor a name", addr, host)
+	}
+	return nil
+}
+
+func (s Serve) validate(add func(field, format string, args ...any)) {
+	if err := ValidateListen(s.Listen); err != nil {
+		add("serve.listen", "%v", err)
+	}
+	if s.RateLimit.Requests < 1 || s.RateLimit.Requests > 1_000_000 {
+		add("serve.rate_limit.requests", "%d: allowed 1-1000000 requests per window", s.RateLimit.Requests)
+	}
+	if w := s.RateLimit.Window.D(); w < time.Second || w > 24*time.Hour {
+		add("serve.rate_limit.window", "%s: allowed 1s-24h", s.RateLimit.Window)
+	}
+	for i, p := range s.TrustedProxies {
+		if _, err := parseProxy(p); err != nil {
+			add(fmt.Sprintf("serve.trusted_proxies[%d]", i), "%q: want an IP address or a CIDR such as 10.0.0.0/8", p)
+		}
+	}
+	for i, o := range s.CORSOrigins {
+		if o == "*" {
+			continue
+		}
+		u, err := url.Parse(o)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+			add(fmt.Sprintf("serve.cors_origins[%d]", i), "%q: want an origin such as https://example.com (scheme and host, no path), or \"*\"", o)
+		}
+	}
+}

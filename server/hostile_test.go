@@ -1,0 +1,214 @@
+package server_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ytrend/ytrend/apiv1"
+	"github.com/ytrend/ytrend/internal/reply"
+	"github.com/ytrend/ytrend/regions"
+	"github.com/ytrend/ytrend/server"
+	"github.com/ytrend/ytrend/store"
+)
+
+// leaks are what an internal error would carry to a client.
+var leaks = []string{"sql", "sqlite", "fts5", "syntax error", "goroutine", "panic", "runtime.", ".go:", "store:"}
+
+func checkNoLeak(t testing.TB, what string, r resp) {
+	t.Helper()
+	body := strings.ToLower(string(r.body))
+	for _, l := range leaks {
+		if strings.Contains(body, l) {
+			t.Fatalf("%s: %d; the body contains %q:\n%s", what, r.code, l, r.body)
+		}
+	}
+}
+
+var hostileQueries = []string{
+	`q="`, `q=""`, `q=a"b`, `q=NEAR(a b)`, `q=a OR`, `q=*`, `q=a*`, `q=^a`, `q=title:a`, `q=a AND NOT b`,
+	`q=(((`, `q=)`, `q=%00`, `q=%FF%FE`, `q=%C0%AF`, `q=` + strings.Repeat("a", 201), `q=` + strings.Repeat("%E3%81%82", 300),
+	`q='; DROP TABLE videos; --`, `q=a&region=XX`, `q=a&region=` + strings.Repeat("US,", 30), `q=a&since=-7d`,
+	`q=a&since=99999999d`, `q=a&since=0001-01-01`, `q=a&since=9999-12-31T23:59:59Z`, `q=a&sort=random`,
+	`q=a&limit=-1`, `q=a&limit=0`, `q=a&limit=101`, `q=a&limit=1e3`, `q=a&limit=99999999999999999999`,
+	`q=a&cursor=xyz`, `q=a&cursor=` + url.QueryEscape("o:-5"), `q=a&cursor=bzoxMDAwMDA`, `q=a&channel=` + strings.Repeat("c", 101),
+	`q=a&channel=%25`, `q=a&channel=_`, `q=<script>alert(1)</script>`, `q=%0d%0aSet-Cookie:%20x=1`, `q=a&q=b`,
+	`q=%E2%80%AE`, `q=%EE%80%80a%EE%80%81`, ``, `q=`, `region=US`,
+}
+
+// wire escapes what cannot stand in a request line (a server would refuse
+// it before any handler sees it), and nothing else.
+func wire(q string) string {
+	return strings.NewReplacer(" ", "%20", "<", "%3C", ">", "%3E", `"`, "%22", "'", "%27", "^", "%5E").Replace(q)
+}
+
+// TestHostileSearch: whatever the query string, the API answers 200 or 400
+// with a JSON body, never a 500 or an internal error's text.
+func TestHostileSearch(t *testing.T) {
+	e := newEnv(t)
+	for _, q := range hostileQueries {
+		for _, path := range []string{"/api/v1/search?", "/search?"} {
+			r := e.get(t, path+wire(q))
+			if r.code != http.StatusOK && r.code != http.StatusBadRequest {
+				t.Fatalf("%s%s: %d\n%s", path, q, r.code, r.body)
+			}
+			checkNoLeak(t, path+q, r)
+			if strings.HasPrefix(path, "/api") {
+				if r.code == 400 && decode[reply.ErrorBody](t, r).Error.Code != "bad_request" {
+					t.Fatalf("%s: %s", q, r.body)
+				}
+			} else if strings.Contains(string(r.body), "<script>") {
+				t.Fatalf("%s: unescaped script in the page", q)
+			}
+		}
+	}
+	// Exact answers for a few.
+	for _, tc := range []struct{ q, msg string }{
+		{"q=", "q: required; give the words to search for"},
+		{"q=a&sort=random", `sort "random": allowed relevance, recent, views`},
+		{"q=a&limit=101", `limit "101": allowed 1-100`},
+		{"q=a&region=UK", `region: "UK" is not a region code; did you mean "GB"?`},
+		{"q=" + strings.Repeat("a", 201), "q: 201 characters; at most 200"},
+		{"q=a&cursor=xyz", "cursor: not a cursor this endpoint gave out"},
+	} {
+		r := e.get(t, "/api/v1/search?"+wire(tc.q))
+		if got := decode[reply.ErrorBody](t, r).Error.Message; r.code != 400 || got != tc.msg {
+			t.Errorf("%s: %d %q; want 400 %q", tc.q, r.code, got, tc.msg)
+		}
+	}
+}
+
+func TestHostileRoutes(t *testing.T) {
+	e := newEnv(t)
+	for _, tc := range []struct {
+		method, path string
+		code         int
+	}{
+		{"GET", "/api/v1/nope", 404},
+		{"GET", "/api/v1/charts/", 404},
+		{"GET", "/api/v1/videos/", 404},
+		{"POST", "/api/v1/search?q=a", 405},
+		{"DELETE", "/", 405},
+		{"GET", "/api/v1/search?q=" + strings.Repeat("a", server.MaxURLBytes), 414},
+		{"GET", "/nope", 404},
+		{"GET", "/videos/AAAAAAAAAAA", 404},
+		{"GET", "/videos/..%2f..%2fetc%2fpasswd", 400},
+		{"GET", "/charts/ZZ", 400},
+		{"GET", "/charts/KR", 404},
+		{"GET", "/charts/US?at=garbage", 400},
+		{"GET", "/runs?limit=0", 400},
+		{"GET", "/runs?cursor=zzz", 400},
+		{"GET", "/api/v1/runs?status=weird", 400},
+		{"GET", "/static/../../go.mod", 404},
+		{"GET", "/static/style.css", 200},
+	} {
+		req, _ := http.NewRequest(tc.method, e.srv.URL+tc.path, nil)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != tc.code {
+			t.Errorf("%s %s: %d, want %d", tc.method, tc.path, res.StatusCode, tc.code)
+		}
+	}
+	// A body is refused.
+	res, err := http.Post(e.srv.URL+"/api/v1/search?q=a", "text/plain", strings.NewReader(strings.Repeat("x", 5000)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 405 && res.StatusCode != 413 {
+		t.Errorf("POST with a body: %d", res.StatusCode)
+	}
+}
+
+// failing is an archive whose every read fails the way SQLite would.
+type failing struct{ apiv1.Archive }
+
+var errSQL = errors.New(`store: search: SQL logic error: fts5: syntax error near "\"" (1)`)
+
+func (failing) Search(context.Context, store.Query) ([]store.Hit, error) { return nil, errSQL }
+func (failing) Chart(context.Context, regions.Code, time.Time, int) (store.Chart, error) {
+	return store.Chart{}, errSQL
+}
+func (failing) RegionFetches(context.Context) ([]store.RegionFetch, error) { return nil, errSQL }
+func (failing) LastChange(context.Context) (time.Time, error)              { return time.Time{}, errSQL }
+
+// TestInternalErrorsStayInside: a store failure reaches the client as a 500
+// with a request id, and the log as the error with the same id.
+func TestInternalErrorsStayInside(t *testing.T) {
+	e := newEnv(t, func(_ *server.Config, d *server.Deps) { d.Archive = failing{d.Archive} })
+	for _, path := range []string{"/api/v1/search?q=a", "/api/v1/charts/US", "/", "/search?q=a", "/api/v1/regions"} {
+		r := e.get(t, path)
+		if r.code != http.StatusInternalServerError {
+			t.Fatalf("%s: %d, want 500", path, r.code)
+		}
+		checkNoLeak(t, path, r)
+		id := r.header.Get("X-Request-Id")
+		if id == "" || !strings.Contains(string(r.body), id) {
+			t.Fatalf("%s: the body does not quote the request id %q: %s", path, id, r.body)
+		}
+		logged := false
+		for _, line := range strings.Split(e.log.String(), "\n") {
+			if strings.Contains(line, id) && strings.Contains(line, "fts5: syntax error") {
+				logged = true
+			}
+		}
+		if !logged {
+			t.Fatalf("%s: no log line with request id %s and the error:\n%s", path, id, e.log.String())
+		}
+	}
+}
+
+// panicking panics in a handler: the client gets a 500, not a stack.
+type panicking struct{ apiv1.Archive }
+
+func (panicking) Search(context.Context, store.Query) ([]store.Hit, error) {
+	panic("boom at store/search.go:42")
+}
+
+func TestPanicIsA500(t *testing.T) {
+	e := newEnv(t, func(_ *server.Config, d *server.Deps) { d.Archive = panicking{d.Archive} })
+	r := e.get(t, "/api/v1/search?q=a")
+	if r.code != 500 || decode[reply.ErrorBody](t, r).Error.Code != "internal" {
+		t.Fatalf("%d %s", r.code, r.body)
+	}
+	checkNoLeak(t, "panic", r)
+	if !strings.Contains(e.log.String(), "boom at store/search.go:42") {
+		t.Fatal("the panic is not in the log")
+	}
+}
+
+func TestSecurityHeaders(t *testing.T) {
+	e := newEnv(t)
+	for _, path := range []string{"/", "/api/v1/regions", "/nope", "/static/style.css"} {
+		r := e.get(t, path)
+		h := r.header
+		if csp := h.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'none'") || !strings.Contains(csp, "frame-ancestors 'none'") ||
+			strings.Contains(csp, "unsafe") || strings.Contains(csp, "script-src") {
+			t.Errorf("%s: CSP %q", path, csp)
+		}
+		if h.Get("X-Content-Type-Options") != "nosniff" || h.Get("X-Frame-Options") != "DENY" || h.Get("X-Request-Id") == "" {
+			t.Errorf("%s: headers %v", path, h)
+		}
+	}
+}
+
+func TestCORS(t *testing.T) {
+	e := newEnv(t, func(c *server.Config, _ *server.Deps) { c.CORSOrigins = []string{"https://charts.example"} })
+	r := e.get(t, "/api/v1/regions", "Origin: https://charts.example")
+	if r.header.Get("Access-Control-Allow-Origin") != "https://charts.example" {
+		t.Fatalf("allowed origin: %v", r.header)
+	}
+	if r := e.get(t, "/api/v1/regions", "Origin: https://evil.example"); r.header.Get("Access-Control-Allow-Origin") != "" {
+		t.Fatalf("other origin allowed: %v", r.header)
+	}
+	if r := e.get(t, "/", "Origin: https://charts.example"); r.header.Get("Access-Control-Allow-Origin") != "" {
+		t.Fatal("pages are not for other origins")
+	}
+}

@@ -1,0 +1,194 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ytrend/ytrend/apiv1"
+	"github.com/ytrend/ytrend/internal/reply"
+)
+
+// csp allows the page's own stylesheet and YouTube's thumbnail servers, and
+// nothing else: no script at all, no framing, forms only to this origin.
+const csp = "default-src 'none'; style-src 'self'; img-src 'self' https://i.ytimg.com https://*.ytimg.com; " +
+	"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+// statusWriter remembers the status and size of a response.
+type statusWriter struct {
+	http.ResponseWriter
+	code  int
+	bytes int64
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.code == 0 {
+		w.code = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.code == 0 {
+		w.code = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.bytes += int64(n)
+	return n, err
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// wrap puts every guard around mux: request id, timeouts, recovery, bounds,
+// security headers, CORS, the rate limit, then access log and metrics.
+func (s *Server) wrap(mux *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		ctx, id := reply.WithRequestID(r.Context())
+		ctx, cancel := context.WithTimeout(ctx, s.cfg.HandlerTimeout)
+		defer cancel()
+		r = r.WithContext(ctx)
+		_, route := mux.Handler(r)
+		if route == "" {
+			route = "other"
+		}
+		client := clientIP(r, s.cfg.TrustedProxies)
+		w := &statusWriter{ResponseWriter: rw}
+		h := w.Header()
+		h.Set("X-Request-Id", id)
+		h.Set("Content-Security-Policy", csp)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("Cross-Origin-Opener-Policy", "same-origin")
+		api := strings.HasPrefix(r.URL.Path, apiv1.Prefix+"/") || r.URL.Path == apiv1.Prefix
+
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				s.deps.Log.Error("panic serving request", "request_id", id, "path", r.URL.Path, "panic", fmt.Sprint(p),
+					"stack", string(debug.Stack()))
+				if w.code == 0 {
+					s.fail(w, r, api, http.StatusInternalServerError, "internal", "internal error; quote request id "+id+" to the operator")
+				}
+			}
+			d := time.Since(start)
+			code := w.code
+			if code == 0 {
+				code = http.StatusOK
+			}
+			if s.deps.Metrics != nil {
+				s.deps.Metrics.ObserveRequest(route, code, d)
+			}
+			s.deps.Log.Info("http", "request_id", id, "client", client, "method", r.Method, "path", clipPath(r.URL.Path),
+				"route", route, "code", code, "bytes", w.bytes, "duration_ms", float64(d.Microseconds())/1000)
+		}()
+
+		if len(r.URL.RawQuery)+len(r.URL.Path) > MaxURLBytes {
+			s.fail(w, r, api, http.StatusRequestURITooLong, "uri_too_long", fmt.Sprintf("the URL is over %d bytes", MaxURLBytes))
+			return
+		}
+		switch r.Method {
+		case http.MethodGet, http.MethodHead, http.MethodOptions:
+		default:
+			h.Set("Allow", "GET, HEAD, OPTIONS")
+			s.fail(w, r, api, http.StatusMethodNotAllowed, "method_not_allowed", r.Method+" is not allowed; every route is a GET")
+			return
+		}
+		if r.ContentLength > MaxBodyBytes {
+			s.fail(w, r, api, http.StatusRequestEntityTooLarge, "too_large", "requests carry no body")
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+
+		if api && s.cors(w, r) {
+			return
+		}
+		if s.deps.Limiter != nil && !strings.HasPrefix(r.URL.Path, "/static/") {
+			if !s.limit(w, r, api, client) {
+				return
+			}
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+// cors answers the API's cross-origin requests from the configured origins;
+// it reports whether it answered a preflight itself.
+func (s *Server) cors(w http.ResponseWriter, r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	h := w.Header()
+	h.Add("Vary", "Origin")
+	allowed := origin != "" && (slices.Contains(s.cfg.CORSOrigins, "*") || slices.Contains(s.cfg.CORSOrigins, origin))
+	if allowed {
+		if slices.Contains(s.cfg.CORSOrigins, "*") {
+			h.Set("Access-Control-Allow-Origin", "*")
+		} else {
+			h.Set("Access-Control-Allow-Origin", origin)
+		}
+		h.Set("Access-Control-Expose-Headers", "ETag, Last-Modified, RateLimit, RateLimit-Policy, Retry-After, X-Request-Id")
+	}
+	if r.Method == http.MethodOptions {
+		if allowed {
+			h.Set("Access-Control-Allow-Methods", "GET, HEAD")
+			h.Set("Access-Control-Allow-Headers", "If-None-Match, If-Modified-Since")
+			h.Set("Access-Control-Max-Age", "600")
+		}
+		w.WriteHeader(http.StatusNoContent)
+		return true
+	}
+	return false
+}
+
+// limit applies the per-client rate limit and sets the IETF httpapi
+// RateLimit-Policy and RateLimit headers; it reports whether to go on. A
+// limiter that cannot answer (Redis down) lets the request through: the
+// pages are reads, and an outage of the limiter should not be one of the site.
+func (s *Server) limit(w http.ResponseWriter, r *http.Request, api bool, client string) bool {
+	d, err := s.deps.Limiter.Allow(r.Context(), client)
+	if err != nil {
+		s.deps.Log.Warn("rate limiter unavailable; request let through", "request_id", reply.RequestID(r.Context()), "err", err)
+		return true
+	}
+	l := d.Limit
+	h := w.Header()
+	h.Set("RateLimit-Policy", fmt.Sprintf(`"default";q=%d;w=%d`, l.Requests, int64(l.Window.Seconds())))
+	h.Set("RateLimit", fmt.Sprintf(`"default";r=%d;t=%d`, d.Remaining, d.ResetSeconds()))
+	if d.Allowed {
+		return true
+	}
+	if s.deps.Metrics != nil {
+		s.deps.Metrics.ObserveLimited()
+	}
+	h.Set("Retry-After", strconv.FormatInt(d.RetryAfterSeconds(), 10))
+	s.fail(w, r, api, http.StatusTooManyRequests, "rate_limited",
+		fmt.Sprintf("more than %d requests in %s; retry after %d s", l.Requests, l.Window, d.RetryAfterSeconds()))
+	return false
+}
+
+// fail answers an error as JSON on the API and as a short page elsewhere.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, api bool, status int, code, msg string) {
+	if api {
+		reply.Error(w, r, status, code, msg)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	fmt.Fprintf(w, "%d %s: %s\n", status, http.StatusText(status), msg)
+}
+
+func clipPath(p string) string {
+	if len(p) > 200 {
+		return p[:200] + "…"
+	}
+	return p
+}

@@ -1,0 +1,152 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ytrend/ytrend/apiv1"
+	"github.com/ytrend/ytrend/config"
+	"github.com/ytrend/ytrend/internal/redisclient"
+	"github.com/ytrend/ytrend/metrics"
+	"github.com/ytrend/ytrend/quota"
+	"github.com/ytrend/ytrend/ratelimit"
+	"github.com/ytrend/ytrend/store"
+)
+
+// ConfigFrom is the server's part of ytrend's configuration.
+func ConfigFrom(cfg *config.Config) Config {
+	return Config{
+		Listen:          cfg.Serve.Listen,
+		RateLimit:       ratelimit.Limit{Requests: cfg.Serve.RateLimit.Requests, Window: cfg.Serve.RateLimit.Window.D()},
+		TrustedProxies:  cfg.Serve.ProxyPrefixes(),
+		CORSOrigins:     cfg.Serve.CORSOrigins,
+		ShutdownTimeout: cfg.Scheduler.ShutdownTimeout.D(),
+	}
+}
+
+// NewLimiter is the per-client limiter for cfg: on rdb when there is one
+// (shared by every serve process), else in memory.
+func NewLimiter(cfg Config, rdb redis.UniversalClient) (Limiter, error) {
+	if err := cfg.RateLimit.Validate(); err != nil {
+		return nil, err
+	}
+	if rdb != nil {
+		return ratelimit.NewRedis(rdb, cfg.RateLimit), nil
+	}
+	return ratelimit.NewMemory(cfg.RateLimit), nil
+}
+
+// Open builds everything ytrend serve needs from the configuration: the
+// archive opened read-only, the budget's status (Redis, or the ledger in the
+// archive), the limiter and the metrics (served at /metrics to loopback
+// clients only). A daemon that already holds these builds Deps itself and
+// calls New. The returned func closes what Open opened.
+func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, func(), error) {
+	var closers []func()
+	closeAll := func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	db, err := store.Open(ctx, cfg.Store.Path, store.ReadOnly())
+	if err != nil {
+		return nil, nil, fmt.Errorf("serve: %w", err)
+	}
+	closers = append(closers, func() { db.Close() })
+	var rdb redis.UniversalClient
+	var backend quota.Backend
+	if cfg.Redis.URL != "" {
+		rdb, err = redisclient.Open(cfg.Redis.URL, cfg.Redis.Timeout.D())
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		closers = append(closers, func() { rdb.Close() })
+		backend = quota.NewRedis(rdb)
+	} else {
+		// The embedded ledger keeps the budget in the archive, and its
+		// status transaction may store the limits' definitions on first
+		// use: it gets a handle of its own that can write, used only by
+		// /quota (cached for a second, so visitors cannot turn it into
+		// lock traffic).
+		ldb, err := store.Open(ctx, cfg.Store.Path)
+		if err != nil {
+			closeAll()
+			return nil, nil, fmt.Errorf("serve: %w", err)
+		}
+		closers = append(closers, func() { ldb.Close() })
+		backend = quota.NewLedger(ldb.Writer())
+	}
+	// No record and no observer: serve only reads the budget's status.
+	budget, err := quota.New(cfg.QuotaConfig(), backend, quota.WithLogger(log))
+	if err != nil {
+		closeAll()
+		return nil, nil, err
+	}
+	sc := ConfigFrom(cfg)
+	lim, err := NewLimiter(sc, rdb)
+	if err != nil {
+		closeAll()
+		return nil, nil, err
+	}
+	m := metrics.New(budget)
+	s, err := New(sc, Deps{Archive: db, Budget: &cachedStatus{budget: budget, ttl: time.Second}, Limiter: lim, Metrics: m.HTTP(), Log: log})
+	if err != nil {
+		closeAll()
+		return nil, nil, err
+	}
+	s.mountMetrics(m.Handler(func(ctx context.Context) ([]string, error) {
+		if err := db.Ping(ctx); err != nil {
+			return nil, err
+		}
+		return nil, budget.Ping(ctx)
+	}))
+	return s, closeAll, nil
+}
+
+// mountMetrics serves /metrics, /livez and /readyz to loopback clients
+// (the peer address, whatever X-Forwarded-For says): an operator's, not a
+// visitor's.
+func (s *Server) mountMetrics(h http.Handler) {
+	inner := s.handler
+	s.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/metrics", "/livez", "/readyz":
+			if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil && ap.Addr().Unmap().IsLoopback() {
+				h.ServeHTTP(w, r)
+				return
+			}
+		}
+		inner.ServeHTTP(w, r)
+	})
+	s.srv.Handler = s.handler
+}
+
+// cachedStatus answers the budget's status from a copy at most ttl old.
+type cachedStatus struct {
+	budget apiv1.Budget
+	ttl    time.Duration
+
+	mu  sync.Mutex
+	at  time.Time
+	st  quota.Status
+	err error
+}
+
+func (c *cachedStatus) Status(ctx context.Context) (quota.Status, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if time.Since(c.at) < c.ttl {
+		return c.st, c.err
+	}
+	c.st, c.err = c.budget.Status(ctx)
+	c.at = time.Now()
+	return c.st, c.err
+}

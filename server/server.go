@@ -1,0 +1,265 @@
+// Package server is ytrend serve: the archive's pages (web) and JSON API
+// (apiv1) behind one hardened http.Handler, with per-client rate limits
+// (ratelimit), access logs, metrics and graceful shutdown.
+//
+// Key decision: it only reads. The archive is opened query_only by its
+// caller, so serving never takes the write lock a fetch needs, and each
+// answer reflects the pages stored so far. ytrend serve runs it alone;
+// a daemon (ytrend run --serve) mounts Handler on its own listener or
+// calls Serve and Stop beside its other parts.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ytrend/ytrend/apiv1"
+	"github.com/ytrend/ytrend/metrics"
+	"github.com/ytrend/ytrend/ratelimit"
+	"github.com/ytrend/ytrend/store"
+	"github.com/ytrend/ytrend/web"
+)
+
+// Config is how the server listens and whom it trusts.
+type Config struct {
+	Listen string
+	// RateLimit applies per client (the remote IP, or the address a
+	// trusted proxy forwarded).
+	RateLimit ratelimit.Limit
+	// TrustedProxies may set X-Forwarded-For; from anyone else it is ignored.
+	TrustedProxies []netip.Prefix
+	// CORSOrigins may read the API from a browser ("*" for anyone).
+	CORSOrigins []string
+	// Timeouts; zero takes the defaults below.
+	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+	// HandlerTimeout bounds one request's work (the archive's queries).
+	HandlerTimeout time.Duration
+	// ShutdownTimeout is how long Run lets in-flight requests finish.
+	ShutdownTimeout time.Duration
+}
+
+// Defaults for the zero Config fields.
+const (
+	DefaultReadHeaderTimeout = 5 * time.Second
+	DefaultReadTimeout       = 10 * time.Second
+	DefaultWriteTimeout      = 30 * time.Second
+	DefaultIdleTimeout       = 120 * time.Second
+	DefaultHandlerTimeout    = 10 * time.Second
+	DefaultShutdownTimeout   = 20 * time.Second
+	// MaxURLBytes bounds a request's path and query string.
+	MaxURLBytes = 4096
+	// MaxHeaderBytes bounds a request's headers.
+	MaxHeaderBytes = 16 << 10
+	// MaxBodyBytes bounds a request body: every route is a GET.
+	MaxBodyBytes = 1 << 10
+)
+
+// Limiter decides one request of a client; *ratelimit.Memory and
+// *ratelimit.Redis implement it.
+type Limiter interface {
+	Allow(ctx context.Context, client string) (ratelimit.Decision, error)
+	Limit() ratelimit.Limit
+}
+
+// Deps is what the server serves and reports to.
+type Deps struct {
+	Archive apiv1.Archive
+	Budget  apiv1.Budget // nil: /quota answers 503
+	Limiter Limiter      // nil: no rate limit
+	Metrics *metrics.HTTP
+	Log     *slog.Logger
+	Now     func() time.Time
+}
+
+// Server is ytrend serve's HTTP server.
+type Server struct {
+	cfg     Config
+	deps    Deps
+	handler http.Handler
+	srv     *http.Server
+}
+
+// New builds the server; it does not listen yet.
+func New(cfg Config, d Deps) (*Server, error) {
+	if d.Archive == nil {
+		return nil, errors.New("server: no archive")
+	}
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
+	}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	def := func(p *time.Duration, v time.Duration) {
+		if *p <= 0 {
+			*p = v
+		}
+	}
+	def(&cfg.ReadHeaderTimeout, DefaultReadHeaderTimeout)
+	def(&cfg.ReadTimeout, DefaultReadTimeout)
+	def(&cfg.WriteTimeout, DefaultWriteTimeout)
+	def(&cfg.IdleTimeout, DefaultIdleTimeout)
+	def(&cfg.HandlerTimeout, DefaultHandlerTimeout)
+	def(&cfg.ShutdownTimeout, DefaultShutdownTimeout)
+	if cfg.HandlerTimeout >= cfg.WriteTimeout {
+		return nil, fmt.Errorf("server: handler timeout %s must be below the write timeout %s", cfg.HandlerTimeout, cfg.WriteTimeout)
+	}
+	d.Archive = &regionCache{Archive: d.Archive, ttl: time.Second}
+	mux := http.NewServeMux()
+	for pattern, h := range apiv1.Routes(apiv1.Deps{Archive: d.Archive, Budget: d.Budget, Log: d.Log, Now: d.Now}) {
+		mux.Handle(pattern, h)
+	}
+	pages, err := web.Routes(web.Deps{Archive: d.Archive, Budget: d.Budget, Log: d.Log, Now: d.Now})
+	if err != nil {
+		return nil, err
+	}
+	for pattern, h := range pages {
+		mux.Handle(pattern, h)
+	}
+	s := &Server{cfg: cfg, deps: d}
+	s.handler = s.wrap(mux)
+	s.srv = &http.Server{
+		Addr:              cfg.Listen,
+		Handler:           s.handler,
+		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
+		ReadTimeout:       cfg.ReadTimeout,
+		WriteTimeout:      cfg.WriteTimeout,
+		IdleTimeout:       cfg.IdleTimeout,
+		MaxHeaderBytes:    MaxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(d.Log.Handler(), slog.LevelWarn),
+	}
+	return s, nil
+}
+
+// Handler is everything the server answers, for mounting elsewhere.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Serve answers on ln until Stop; it returns nil after a Stop.
+func (s *Server) Serve(ln net.Listener) error {
+	err := s.srv.Serve(ln)
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// Stop is the soft stop: no new connections, in-flight requests finish.
+// When ctx ends first, the remaining connections are closed (the hard stop).
+func (s *Server) Stop(ctx context.Context) error {
+	err := s.srv.Shutdown(ctx)
+	if err != nil {
+		s.srv.Close()
+	}
+	return err
+}
+
+// Run listens on the configured address and serves until soft is closed or
+// ctx ends (ytrend's two-stage stop: soft lets in-flight requests finish, up
+// to ShutdownTimeout; a cancelled ctx closes at once). ready, if not nil,
+// gets the bound address once listening.
+func (s *Server) Run(ctx context.Context, soft <-chan struct{}, ready func(addr net.Addr)) error {
+	ln, err := net.Listen("tcp", s.cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("serve: listen %s: %w", s.cfg.Listen, err)
+	}
+	if ready != nil {
+		ready(ln.Addr())
+	}
+	s.deps.Log.Info("serving", "addr", ln.Addr().String())
+	errc := make(chan error, 1)
+	go func() { errc <- s.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-soft:
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(ctx, s.cfg.ShutdownTimeout)
+	defer cancel()
+	if ctx.Err() != nil {
+		s.srv.Close()
+	} else if err := s.Stop(sctx); err != nil {
+		s.deps.Log.Warn("serve: in-flight requests cut off", "err", err)
+	}
+	<-errc
+	s.deps.Log.Info("stopped serving")
+	return nil
+}
+
+// clientIP is the address the rate limit counts: the peer, unless the peer
+// is a trusted proxy, in which case X-Forwarded-For is read from the right,
+// skipping trusted proxies, and the first untrusted address is the client.
+func clientIP(r *http.Request, trusted []netip.Prefix) string {
+	peer, err := netip.ParseAddrPort(r.RemoteAddr)
+	var ip netip.Addr
+	if err == nil {
+		ip = peer.Addr().Unmap()
+	} else if a, err := netip.ParseAddr(r.RemoteAddr); err == nil {
+		ip = a.Unmap()
+	} else {
+		return r.RemoteAddr
+	}
+	if !isTrusted(ip, trusted) {
+		return ip.String()
+	}
+	hops := r.Header.Values("X-Forwarded-For")
+	var addrs []string
+	for _, h := range hops {
+		addrs = append(addrs, strings.Split(h, ",")...)
+	}
+	for i := len(addrs) - 1; i >= 0; i-- {
+		a, err := netip.ParseAddr(strings.TrimSpace(addrs[i]))
+		if err != nil {
+			break // garbage: stop at the last address we could trust
+		}
+		a = a.Unmap()
+		ip = a
+		if !isTrusted(a, trusted) {
+			break
+		}
+	}
+	return ip.String()
+}
+
+func isTrusted(ip netip.Addr, trusted []netip.Prefix) bool {
+	for _, p := range trusted {
+		if p.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+// regionCache keeps the archive's region list for a second: the home and
+// search pages list regions on every request, and the list (a scan of the
+// runs' index, 3 ms at a million videos) changes once per fetch.
+type regionCache struct {
+	apiv1.Archive
+	ttl time.Duration
+
+	mu  sync.Mutex
+	at  time.Time
+	rfs []store.RegionFetch
+}
+
+func (c *regionCache) RegionFetches(ctx context.Context) ([]store.RegionFetch, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.rfs != nil && time.Since(c.at) < c.ttl {
+		return c.rfs, nil
+	}
+	rfs, err := c.Archive.RegionFetches(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.rfs, c.at = rfs, time.Now()
+	return rfs, nil
+}

@@ -1,0 +1,433 @@
+// Package web is ytrend serve's pages: the current chart with thumbnails and
+// movement, search with highlighted snippets, past charts, a video's rank
+// and views over time as server-drawn SVG, runs and the budget. Templates
+// and the stylesheet are embedded; the pages need no JavaScript.
+//
+// Key decision: every page is rendered from the same functions the JSON API
+// uses (apiv1), so a page and /api/v1 never disagree, and the plots are
+// drawn on the server as SVG so that they work without scripts and under a
+// CSP that allows none.
+package web
+
+import (
+	"bytes"
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"html"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/ytrend/ytrend/apiv1"
+	"github.com/ytrend/ytrend/internal/reply"
+	"github.com/ytrend/ytrend/regions"
+	"github.com/ytrend/ytrend/store"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static
+var staticFS embed.FS
+
+// Deps is what the pages read.
+type Deps struct {
+	Archive apiv1.Archive
+	Budget  apiv1.Budget // nil: /quota says it cannot tell
+	Log     *slog.Logger
+	Now     func() time.Time
+}
+
+type pages struct {
+	Deps
+	tmpl map[string]*template.Template
+}
+
+// Snippet markers: private-use characters that the page turns into <mark>
+// after escaping the text around them. A stray one in a title can only open
+// or close a highlight, never inject markup.
+const (
+	markOpen  = "\uE000"
+	markClose = "\uE001"
+)
+
+var funcs = template.FuncMap{
+	"fmtTime": func(t any) string {
+		switch v := t.(type) {
+		case time.Time:
+			return v.UTC().Format("2006-01-02 15:04 UTC")
+		case *time.Time:
+			if v == nil {
+				return ""
+			}
+			return v.UTC().Format("2006-01-02 15:04 UTC")
+		}
+		return ""
+	},
+	"views": func(v *int64) string {
+		if v == nil {
+			return "views hidden"
+		}
+		return humanCount(*v) + " views"
+	},
+	"movement": func(e store.ChartEntry) template.HTML {
+		var cls, text, label string
+		switch e.Movement {
+		case store.MovementUp:
+			cls, text, label = "up", fmt.Sprintf("▲%d", e.Change), fmt.Sprintf("up %d", e.Change)
+		case store.MovementDown:
+			cls, text, label = "down", fmt.Sprintf("▼%d", -e.Change), fmt.Sprintf("down %d", -e.Change)
+		case store.MovementSame:
+			cls, text, label = "same", "=", "no change"
+		default:
+			cls, text, label = "new", "NEW", "new on the chart"
+		}
+		return template.HTML(fmt.Sprintf(`<span class="move %s" aria-label="%s">%s</span>`, cls, label, text))
+	},
+	"join":    joinCodes,
+	"rfc3339": func(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) },
+	"snippet": snippetHTML,
+	"seconds": func(s float64) string { return (time.Duration(s * float64(time.Second))).Round(time.Second).String() },
+	"high":    func(units int64) int64 { return units * 9 / 10 },
+}
+
+// snippetHTML escapes a snippet and turns the match markers into <mark>.
+func snippetHTML(s string) template.HTML {
+	var b strings.Builder
+	open := false
+	for len(s) > 0 {
+		i := strings.IndexAny(s, markOpen+markClose)
+		if i < 0 {
+			b.WriteString(html.EscapeString(s))
+			break
+		}
+		b.WriteString(html.EscapeString(s[:i]))
+		switch {
+		case strings.HasPrefix(s[i:], markOpen) && !open:
+			b.WriteString("<mark>")
+			open = true
+		case strings.HasPrefix(s[i:], markClose) && open:
+			b.WriteString("</mark>")
+			open = false
+		}
+		s = s[i+len(markOpen):] // both markers are 3 bytes
+	}
+	if open {
+		b.WriteString("</mark>")
+	}
+	return template.HTML(b.String())
+}
+
+func humanCount(n int64) string {
+	switch {
+	case n >= 1_000_000_000:
+		return fmt.Sprintf("%.1fB", float64(n)/1e9)
+	case n >= 1_000_000:
+		return fmt.Sprintf("%.1fM", float64(n)/1e6)
+	case n >= 1_000:
+		return fmt.Sprintf("%.1fK", float64(n)/1e3)
+	}
+	return fmt.Sprint(n)
+}
+
+// Routes returns each page's pattern and handler.
+func Routes(d Deps) (map[string]http.Handler, error) {
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
+	}
+	p := &pages{Deps: d, tmpl: map[string]*template.Template{}}
+	for _, name := range []string{"chart", "search", "video", "runs", "quota", "error"} {
+		t, err := template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html")
+		if err != nil {
+			return nil, fmt.Errorf("web: %s template: %w", name, err)
+		}
+		p.tmpl[name] = t
+	}
+	static, err := fs.Sub(staticFS, "static")
+	if err != nil {
+		return nil, err
+	}
+	files := http.StripPrefix("/static/", http.FileServerFS(static))
+	return map[string]http.Handler{
+		"/{$}":             http.HandlerFunc(p.home),
+		"/search":          http.HandlerFunc(p.search),
+		"/charts/{region}": http.HandlerFunc(p.chart),
+		"/videos/{id}":     http.HandlerFunc(p.video),
+		"/runs":            http.HandlerFunc(p.runs),
+		"/quota":           http.HandlerFunc(p.quota),
+		"/static/": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Cache-Control", "public, max-age=3600")
+			files.ServeHTTP(w, r)
+		}),
+		"/": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			p.page(w, r, http.StatusNotFound, "error", view{Title: "Not found", Error: "There is no page here."})
+		}),
+	}, nil
+}
+
+// view is what every template reads; each page fills in its part.
+type view struct {
+	Title, Error string
+	Query        string
+	// chart and home
+	Home                      bool
+	Region, At                string
+	Regions                   []apiv1.Region
+	Chart                     store.Chart
+	Hits                      []store.Hit
+	Searched                  bool
+	Next                      string
+	Since, Sort               string
+	SinceChoices, SortChoices []choice
+	Video                     apiv1.Video
+	RankPlot, ViewsPlot       template.HTML
+	Runs                      []apiv1.Run
+	Status                    apiv1.QuotaStatus
+}
+
+type choice struct{ Value, Label string }
+
+// joinCodes lists region codes with spaces.
+func joinCodes(codes []regions.Code) string {
+	s := make([]string, len(codes))
+	for i, c := range codes {
+		s[i] = c.String()
+	}
+	return strings.Join(s, " ")
+}
+
+// page renders a template into a buffer first, so that a failure half way
+// is a clean error page rather than half a page.
+func (p *pages) page(w http.ResponseWriter, r *http.Request, status int, name string, v view) {
+	var buf bytes.Buffer
+	if err := p.tmpl[name].ExecuteTemplate(&buf, "layout", v); err != nil {
+		p.internal(w, r, err)
+		return
+	}
+	lastMod := time.Time{}
+	if status == http.StatusOK && name != "quota" {
+		lastMod, _ = p.Archive.LastChange(r.Context())
+	}
+	reply.Write(w, r, status, "text/html; charset=utf-8", buf.Bytes(), lastMod)
+}
+
+// internal logs err with the request id and shows a page that carries only
+// the id.
+func (p *pages) internal(w http.ResponseWriter, r *http.Request, err error) {
+	id := reply.RequestID(r.Context())
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		p.Log.Warn("page timed out", "request_id", id, "path", r.URL.Path, "err", err)
+		p.plain(w, r, http.StatusServiceUnavailable, "The archive took too long to answer; try again.")
+		return
+	}
+	p.Log.Error("page failed", "request_id", id, "path", r.URL.Path, "err", err)
+	p.plain(w, r, http.StatusInternalServerError, "Something went wrong on our side (request id "+id+").")
+}
+
+func (p *pages) plain(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	var buf bytes.Buffer
+	if err := p.tmpl["error"].ExecuteTemplate(&buf, "layout", view{Title: http.StatusText(status), Error: msg}); err != nil {
+		http.Error(w, msg, status)
+		return
+	}
+	reply.Write(w, r, status, "text/html; charset=utf-8", buf.Bytes(), time.Time{})
+}
+
+// badRequest shows a client's mistake on the page it belongs to.
+func (p *pages) badRequest(w http.ResponseWriter, r *http.Request, name string, v view, err error) {
+	v.Error = err.Error()
+	if v.Title == "" {
+		v.Title = "Bad request"
+	}
+	p.page(w, r, http.StatusBadRequest, name, v)
+}
+
+func (p *pages) home(w http.ResponseWriter, r *http.Request) {
+	rs, err := apiv1.Regions(r.Context(), p.Archive)
+	if err != nil {
+		p.internal(w, r, err)
+		return
+	}
+	var charted []apiv1.Region
+	for _, x := range rs {
+		if x.LastFetch != nil {
+			charted = append(charted, x)
+		}
+	}
+	v := view{Home: true, Regions: charted}
+	region := r.URL.Query().Get("region")
+	if region == "" {
+		region = defaultRegion(charted)
+	}
+	p.renderChart(w, r, v, region)
+}
+
+// defaultRegion is US when the archive has it, else the region fetched last.
+func defaultRegion(charted []apiv1.Region) string {
+	best := ""
+	var at time.Time
+	for _, x := range charted {
+		if x.Code == "US" {
+			return "US"
+		}
+		if x.LastFetch.After(at) {
+			best, at = x.Code, *x.LastFetch
+		}
+	}
+	return best
+}
+
+func (p *pages) chart(w http.ResponseWriter, r *http.Request) {
+	p.renderChart(w, r, view{}, r.PathValue("region"))
+}
+
+func (p *pages) renderChart(w http.ResponseWriter, r *http.Request, v view, region string) {
+	v.At = r.URL.Query().Get("at")
+	if region == "" {
+		v.Title, v.Error = "Trending charts", "The archive holds no chart yet."
+		p.page(w, r, http.StatusOK, "chart", v)
+		return
+	}
+	code, err := apiv1.ParseRegion(region)
+	if err != nil {
+		v.Title = "Trending charts"
+		p.badRequest(w, r, "chart", v, err)
+		return
+	}
+	v.Region = code.String()
+	v.Title = code.Name() + " trending chart"
+	at, err := apiv1.ParseAt(v.At, p.Now())
+	if err != nil {
+		p.badRequest(w, r, "chart", v, err)
+		return
+	}
+	if !at.IsZero() {
+		v.Title += " as of " + v.At
+	}
+	v.Chart, err = p.Archive.Chart(r.Context(), code, at, 0)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		v.Error = "The archive has no chart of " + code.Name() + " at or before that time."
+		p.page(w, r, http.StatusNotFound, "chart", v)
+		return
+	case err != nil:
+		p.internal(w, r, err)
+		return
+	}
+	if v.At == "" {
+		v.At = v.Chart.FetchedAt.UTC().Format(time.DateOnly)
+	}
+	p.page(w, r, http.StatusOK, "chart", v)
+}
+
+var sinceChoices = []choice{{"", "any time"}, {"24h", "the last day"}, {"7d", "the last week"}, {"30d", "the last 30 days"}, {"365d", "the last year"}}
+var sortChoices = []choice{{"relevance", "relevance"}, {"recent", "most recent"}, {"views", "most viewed"}}
+
+func (p *pages) search(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	v := view{Title: "Search", SinceChoices: sinceChoices, SortChoices: sortChoices,
+		Query: q.Get("q"), Region: q.Get("region"), Since: q.Get("since"), Sort: q.Get("sort")}
+	if v.Sort == "" {
+		v.Sort = "relevance"
+	}
+	rs, err := apiv1.Regions(r.Context(), p.Archive)
+	if err != nil {
+		p.internal(w, r, err)
+		return
+	}
+	v.Regions = rs
+	s, err := apiv1.ParseSearch(q, p.Now(), true)
+	if err != nil {
+		p.badRequest(w, r, "search", v, err)
+		return
+	}
+	if s.Query.Text == "" {
+		p.page(w, r, http.StatusOK, "search", v)
+		return
+	}
+	v.Title = "Search: " + s.Query.Text
+	v.Searched = true
+	s.Query.MarkOpen, s.Query.MarkClose = markOpen, markClose
+	hits, next, err := apiv1.RunSearch(r.Context(), p.Archive, s)
+	if err != nil {
+		p.internal(w, r, err)
+		return
+	}
+	v.Hits = hits
+	if next != nil {
+		nq := url.Values{}
+		for k, vs := range q {
+			nq[k] = vs
+		}
+		nq.Set("cursor", *next)
+		v.Next = "/search?" + nq.Encode()
+	}
+	p.page(w, r, http.StatusOK, "search", v)
+}
+
+func (p *pages) video(w http.ResponseWriter, r *http.Request) {
+	id, err := apiv1.ParseVideoID(r.PathValue("id"))
+	if err != nil {
+		p.badRequest(w, r, "error", view{}, err)
+		return
+	}
+	vid, err := apiv1.LoadVideo(r.Context(), p.Archive, id)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		p.page(w, r, http.StatusNotFound, "error", view{Title: "Not found", Error: "The archive holds no video " + id + "."})
+		return
+	case err != nil:
+		p.internal(w, r, err)
+		return
+	}
+	v := view{Title: vid.Title, Video: vid}
+	v.RankPlot = rankPlot(vid.Regions)
+	v.ViewsPlot = viewsPlot(vid.Regions)
+	p.page(w, r, http.StatusOK, "video", v)
+}
+
+func (p *pages) runs(w http.ResponseWriter, r *http.Request) {
+	v := view{Title: "Fetch runs"}
+	f, err := apiv1.ParseRuns(r)
+	if err != nil {
+		p.badRequest(w, r, "runs", v, err)
+		return
+	}
+	runs, next, err := apiv1.LoadRuns(r.Context(), p.Archive, f)
+	if err != nil {
+		p.internal(w, r, err)
+		return
+	}
+	v.Runs = apiv1.Runs(runs)
+	if next != nil {
+		nq := r.URL.Query()
+		nq.Set("cursor", *next)
+		v.Next = "/runs?" + nq.Encode()
+	}
+	p.page(w, r, http.StatusOK, "runs", v)
+}
+
+func (p *pages) quota(w http.ResponseWriter, r *http.Request) {
+	v := view{Title: "Quota budget"}
+	if p.Budget == nil {
+		v.Error = "This server does not read the quota budget."
+		p.page(w, r, http.StatusOK, "quota", v)
+		return
+	}
+	st, err := p.Budget.Status(r.Context())
+	if err != nil {
+		p.internal(w, r, err)
+		return
+	}
+	v.Status = apiv1.PublicStatus(st)
+	p.page(w, r, http.StatusOK, "quota", v)
+}
