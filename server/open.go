@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ytrend/ytrend/apiv1"
@@ -109,6 +110,28 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, f
 		return nil, budget.Ping(ctx)
 	}))
 	return s, closeAll, nil
+}
+
+// InProcess builds the server for a process that already holds the
+// archive, the budget and the metrics (ytrend run --serve): it reads the
+// archive through db's reader pool, which never waits for the fetches'
+// writes, answers /quota from the budget the process spends from, and adds
+// its HTTP collectors to m (nil: a registry of its own, not served).
+func InProcess(cfg *config.Config, listen string, db *store.DB, budget *quota.Limiter, rdb redis.UniversalClient,
+	m *metrics.Metrics, log *slog.Logger) (*Server, error) {
+	sc := ConfigFrom(cfg)
+	sc.Listen = listen
+	lim, err := NewLimiter(sc, rdb)
+	if err != nil {
+		return nil, err
+	}
+	var hm *metrics.HTTP
+	if m != nil {
+		hm = m.HTTP()
+	} else {
+		hm = metrics.NewHTTP(prometheus.NewRegistry())
+	}
+	return New(sc, Deps{Archive: db, Budget: &cachedStatus{budget: budget, ttl: time.Second}, Limiter: lim, Metrics: hm, Log: log})
 }
 
 // mountMetrics serves /metrics, /livez and /readyz to loopback clients

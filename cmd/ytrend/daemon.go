@@ -14,6 +14,7 @@ import (
 	"github.com/ytrend/ytrend/leader"
 	"github.com/ytrend/ytrend/metrics"
 	"github.com/ytrend/ytrend/scheduler"
+	"github.com/ytrend/ytrend/server"
 	"github.com/ytrend/ytrend/store"
 )
 
@@ -32,6 +33,7 @@ type daemon struct {
 	instance string
 
 	servers []*http.Server
+	web     *server.Server // with opts.serve
 	mu      sync.Mutex
 	reports []ingest.Report // with once: every run's report, for the exit status
 }
@@ -40,6 +42,7 @@ type daemonOptions struct {
 	once    bool   // fetch every region once (outside the election), then return
 	stagger bool   // with once: each region at its offset from now
 	listen  string // /metrics, /livez and /readyz; "" = none
+	serve   string // the archive's pages and API (ytrend serve's), "" = none
 }
 
 // openDaemon wires a daemon from the configuration: the archive, the budget
@@ -170,6 +173,11 @@ func (d *daemon) run(st *stop) error {
 		a.log.Info("serving /metrics, /livez, /readyz", "addr", addr)
 	}
 	defer d.closeServers()
+	if d.opts.serve != "" {
+		if err := d.serveArchive(); err != nil {
+			return err
+		}
+	}
 
 	finished := make(chan struct{})
 	if d.opts.once {
@@ -268,7 +276,37 @@ func (d *daemon) serve(addr string, h http.Handler) (string, error) {
 	return ln.Addr().String(), nil
 }
 
+// serveArchive serves ytrend serve's pages and API from this process, on
+// the archive's reader pool (never in a fetch's way) and with the budget
+// this process spends from.
+func (d *daemon) serveArchive() error {
+	a := d.app
+	s, err := server.InProcess(a.cfg, d.opts.serve, a.db, a.limiter, a.rdb, d.metrics, a.log)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", d.opts.serve)
+	if err != nil {
+		return fmt.Errorf("--serve %s: %w", d.opts.serve, err)
+	}
+	d.web = s
+	go func() {
+		if err := s.Serve(ln); err != nil {
+			a.log.Error("serving the archive", "addr", ln.Addr().String(), "err", err)
+		}
+	}()
+	a.log.Info("serving the archive's pages and API", "addr", "http://"+ln.Addr().String()+"/")
+	return nil
+}
+
+// closeServers lets the requests in flight finish (a few seconds at most)
+// and closes the listeners.
 func (d *daemon) closeServers() {
+	if d.web != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		d.web.Stop(ctx)
+		cancel()
+	}
 	for _, srv := range d.servers {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		srv.Shutdown(ctx)

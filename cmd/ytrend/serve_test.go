@@ -114,3 +114,55 @@ func TestServeBadConfig(t *testing.T) {
 		t.Fatalf("serve without an archive: %d %s", r.code, r.stderr)
 	}
 }
+
+// ytrend run --serve: the scheduler process serves the archive's pages and
+// API while it fetches; a page it fetched is served without a restart, the
+// access log and the fetches share one log, and SIGTERM stops both.
+func TestRunServe(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, sim.Config{})
+	w.config(`
+regions:
+  - {code: US, cron: "@every 1s", pages: 1}
+`)
+	if r := w.run("run", "--serve", "nope"); r.code != 2 || !strings.Contains(r.stderr, `--serve "nope": want host:port`) {
+		t.Fatalf("--serve nope: %d %s", r.code, r.stderr)
+	}
+	cmd, logs := w.start("run", "--serve", "127.0.0.1:0", "--listen", "127.0.0.1:0")
+	re := regexp.MustCompile(`serving the archive's pages and API" addr=(http://127\.0\.0\.1:\d+)/`)
+	var base string
+	waitFor(t, "the archive served", 30*time.Second, func() bool {
+		m := re.FindStringSubmatch(logs.String())
+		if m != nil {
+			base = m[1]
+		}
+		return m != nil
+	})
+	var body string
+	waitFor(t, "the first fetch served", 30*time.Second, func() bool {
+		var code int
+		code, body = get(t, base+"/api/v1/charts/US")
+		return code == 200
+	})
+	var chart struct {
+		Region  string            `json:"region"`
+		Entries []json.RawMessage `json:"entries"`
+	}
+	if err := json.Unmarshal([]byte(body), &chart); err != nil || chart.Region != "US" || len(chart.Entries) != 50 {
+		t.Fatalf("chart: %v %.300s", err, body)
+	}
+	if code, body := get(t, base+"/api/v1/quota"); code != 200 || !strings.Contains(body, `"name":"daily"`) {
+		t.Fatalf("quota: %d %.300s", code, body)
+	}
+	if code, body := get(t, base+"/"); code != 200 || !strings.Contains(body, "United States trending chart") {
+		t.Fatalf("home: %d %.300s", code, body)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	if code, _ := exitCode(t, cmd, 60*time.Second); code != 0 {
+		t.Fatalf("exit %d after SIGTERM:\n%s", code, logs)
+	}
+	if !strings.Contains(logs.String(), `msg=http`) || !strings.Contains(logs.String(), `msg="run finished"`) {
+		t.Fatalf("no access log or no run in the one log:\n%s", logs)
+	}
+	w.assertNoKey(logs.String(), body)
+}
