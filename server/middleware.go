@@ -116,6 +116,10 @@ func (s *Server) wrap(mux *http.ServeMux) http.Handler {
 				return
 			}
 		}
+		if s.cache != nil {
+			s.cache.serve(w, r, mux)
+			return
+		}
 		mux.ServeHTTP(w, r)
 	})
 }

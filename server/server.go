@@ -44,6 +44,8 @@ type Config struct {
 	HandlerTimeout time.Duration
 	// ShutdownTimeout is how long Run lets in-flight requests finish.
 	ShutdownTimeout time.Duration
+	// NoCache turns the response cache off (see cache.go).
+	NoCache bool
 }
 
 // Defaults for the zero Config fields.
@@ -85,6 +87,7 @@ type Server struct {
 	deps    Deps
 	handler http.Handler
 	srv     *http.Server
+	cache   *responseCache // nil with Config.NoCache
 }
 
 // New builds the server; it does not listen yet.
@@ -125,6 +128,13 @@ func New(cfg Config, d Deps) (*Server, error) {
 		mux.Handle(pattern, h)
 	}
 	s := &Server{cfg: cfg, deps: d}
+	if !cfg.NoCache {
+		now := d.Now
+		if now == nil {
+			now = time.Now
+		}
+		s.cache = newResponseCache(d.Archive.LastChange, now)
+	}
 	s.handler = s.wrap(mux)
 	s.srv = &http.Server{
 		Addr:              cfg.Listen,
