@@ -112,13 +112,6 @@ func tokenize(s string) []token {
 	return out
 }
 
-// countTokens is len(tokenize(s)) without building the tokens.
-func countTokens(s string) int {
-	n := 0
-	scanTokens(s, func(int, int, []byte) { n++ })
-	return n
-}
-
 // foldString folds s as a whole (case and diacritics) without splitting it;
 // channel filters compare folded titles by substring.
 func foldString(s string) string {
