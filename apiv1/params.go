@@ -143,19 +143,8 @@ func decodeCursor(c, kind string) (int64, error) {
 // parseTime reads a time parameter: RFC 3339, 2006-01-02T15:04 (UTC), a
 // date (its start, or with endOfDay its end, UTC), or a duration ago (7d).
 func parseTime(name, s string, now time.Time, endOfDay bool) (time.Time, error) {
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04"} {
-		if t, err := time.Parse(layout, s); err == nil {
-			return t, nil
-		}
-	}
-	if t, err := time.Parse(time.DateOnly, s); err == nil {
-		if endOfDay {
-			t = t.Add(24*time.Hour - time.Microsecond)
-		}
+	if t, ok := config.ParseWhen(s, now, endOfDay); ok {
 		return t, nil
-	}
-	if d, err := config.ParseDuration(s); err == nil {
-		return now.Add(-d), nil
 	}
 	return time.Time{}, bad("%s %q: want an RFC 3339 time (2026-03-01T12:00:00Z), a date (2026-03-01) or a duration ago (7d)", name, clip(s))
 }

@@ -122,3 +122,25 @@ func FormatDuration(d time.Duration) string {
 	b.WriteString(s)
 	return b.String()
 }
+
+// ParseWhen reads a point in time as a person types it: RFC 3339,
+// 2006-01-02T15:04 (UTC), a date (its start, or with endOfDay its last
+// microsecond, UTC), or a duration before now (24h, 7d). ok is false when s
+// is none of these; callers say which flag or parameter it was.
+func ParseWhen(s string, now time.Time, endOfDay bool) (t time.Time, ok bool) {
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t, true
+		}
+	}
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		if endOfDay {
+			t = t.Add(24*time.Hour - time.Microsecond)
+		}
+		return t, true
+	}
+	if d, err := ParseDuration(s); err == nil {
+		return now.Add(-d), true
+	}
+	return time.Time{}, false
+}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ytrend/ytrend/internal/humanfmt"
 	"github.com/ytrend/ytrend/store"
 )
 
@@ -69,7 +70,7 @@ func viewsPlot(rs []store.RegionHistory) template.HTML {
 		return template.HTML(`<p class="meta">The owner hides this video's view count.</p>`)
 	}
 	return plot("views-plot", "Views over time per region", "View counts at each sighting.", ss, 0, niceCeil(hi), false,
-		func(v float64) string { return humanCount(int64(v)) })
+		func(v float64) string { return humanfmt.Count(int64(v)) })
 }
 
 func rankDesc(rs []store.RegionHistory) string {

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/ytrend/ytrend/apiv1"
+	"github.com/ytrend/ytrend/internal/humanfmt"
 	"github.com/ytrend/ytrend/internal/reply"
 	"github.com/ytrend/ytrend/regions"
 	"github.com/ytrend/ytrend/store"
@@ -74,7 +75,7 @@ var funcs = template.FuncMap{
 		if v == nil {
 			return "views hidden"
 		}
-		return humanCount(*v) + " views"
+		return humanfmt.Count(*v) + " views"
 	},
 	"movement": func(e store.ChartEntry) template.HTML {
 		var cls, text, label string
@@ -122,18 +123,6 @@ func snippetHTML(s string) template.HTML {
 		b.WriteString("</mark>")
 	}
 	return template.HTML(b.String())
-}
-
-func humanCount(n int64) string {
-	switch {
-	case n >= 1_000_000_000:
-		return fmt.Sprintf("%.1fB", float64(n)/1e9)
-	case n >= 1_000_000:
-		return fmt.Sprintf("%.1fM", float64(n)/1e6)
-	case n >= 1_000:
-		return fmt.Sprintf("%.1fK", float64(n)/1e3)
-	}
-	return fmt.Sprint(n)
 }
 
 // Routes returns each page's pattern and handler.

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ytrend/ytrend/config"
+	"github.com/ytrend/ytrend/internal/humanfmt"
 	"github.com/ytrend/ytrend/store"
 )
 
@@ -90,19 +91,8 @@ category is "" when the archive has no name for the id.`,
 // (its start, or with endOfDay its last microsecond, UTC), or a duration
 // ago (24h, 7d).
 func parseWhen(flag, s string, now time.Time, endOfDay bool) (time.Time, error) {
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04"} {
-		if t, err := time.Parse(layout, s); err == nil {
-			return t, nil
-		}
-	}
-	if t, err := time.Parse(time.DateOnly, s); err == nil {
-		if endOfDay {
-			t = t.Add(24*time.Hour - time.Microsecond)
-		}
+	if t, ok := config.ParseWhen(s, now, endOfDay); ok {
 		return t, nil
-	}
-	if d, err := config.ParseDuration(s); err == nil {
-		return now.Add(-d), nil
 	}
 	return time.Time{}, fmt.Errorf("%s %q: want an RFC 3339 time (2026-03-01T12:00:00Z), a date (2026-03-01) or a duration ago (7d)", flag, s)
 }
@@ -118,7 +108,7 @@ func printChart(w io.Writer, c store.Chart) {
 	for _, e := range c.Entries {
 		views := "hidden"
 		if e.Views != nil {
-			views = humanCount(*e.Views)
+			views = humanfmt.Count(*e.Views)
 		}
 		fmt.Fprintf(tw, "%4d\t%s\t%s\t%s\t%s\t%8s\n", e.Rank, movement(e), truncate(oneLine(e.Title), 60),
 			truncate(e.ChannelTitle, 24), truncate(categoryText(e.CategoryID, e.Category), 20), views)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ytrend/ytrend/internal/humanfmt"
 	"github.com/ytrend/ytrend/store"
 )
 
@@ -91,7 +92,7 @@ func viewsText(v *int64) string {
 	if v == nil {
 		return "hidden"
 	}
-	return humanCount(*v)
+	return humanfmt.Count(*v)
 }
 
 const sparkWidth = 60

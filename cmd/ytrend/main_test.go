@@ -510,6 +510,18 @@ func get(t *testing.T, url string) (int, string) {
 	return resp.StatusCode, b.String()
 }
 
+// within reports whether cond holds before d passes.
+func within(d time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return true
+}
+
 func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(d)

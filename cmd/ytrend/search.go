@@ -10,6 +10,7 @@ import (
 
 	"github.com/ytrend/ytrend/apiv1"
 	"github.com/ytrend/ytrend/config"
+	"github.com/ytrend/ytrend/internal/humanfmt"
 	"github.com/ytrend/ytrend/regions"
 	"github.com/ytrend/ytrend/store"
 )
@@ -153,7 +154,7 @@ func printHits(w io.Writer, hits []store.Hit, now time.Time) {
 	for i, h := range hits {
 		views := "views hidden"
 		if h.Views != nil {
-			views = humanCount(*h.Views) + " views"
+			views = humanfmt.Count(*h.Views) + " views"
 		}
 		rank := "not charted"
 		if h.BestRank > 0 {
@@ -183,16 +184,3 @@ func regionList(rs []regions.Code) string {
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// humanCount prints 1234567 as 1.2M.
-func humanCount(n int64) string {
-	switch {
-	case n >= 1_000_000_000:
-		return fmt.Sprintf("%.1fB", float64(n)/1e9)
-	case n >= 1_000_000:
-		return fmt.Sprintf("%.1fM", float64(n)/1e6)
-	case n >= 1_000:
-		return fmt.Sprintf("%.1fK", float64(n)/1e3)
-	}
-	return fmt.Sprint(n)
-}
