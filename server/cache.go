@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/ytrend/ytrend/internal/reply"
 )
 
 // The response cache keeps the bytes of recent page and API answers, so that
@@ -52,7 +54,7 @@ func cacheKey(r *http.Request) string {
 		return ""
 	}
 	gz := "0"
-	if strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+	if reply.AcceptsGzip(r) { // as the handlers decide, so a key holds one encoding
 		gz = "1"
 	}
 	return gz + r.URL.Path + "?" + r.URL.RawQuery

@@ -112,3 +112,16 @@ func TestResponseCache(t *testing.T) {
 		t.Errorf("quota: %d %d", q1.code, q2.code)
 	}
 }
+
+// A client that refuses gzip never gets the compressed copy another client
+// made, and the other way round.
+func TestResponseCacheKeepsEncodingsApart(t *testing.T) {
+	e := newEnv(t)
+	for _, enc := range []string{"gzip", "gzip;q=0", "identity", "gzip, br"} {
+		r := e.get(t, "/api/v1/charts/US", "Accept-Encoding: "+enc)
+		gz := r.header.Get("Content-Encoding") == "gzip"
+		if want := enc == "gzip" || enc == "gzip, br"; r.code != 200 || gz != want {
+			t.Errorf("Accept-Encoding %q: %d, gzip %v, want %v", enc, r.code, gz, want)
+		}
+	}
+}

@@ -71,7 +71,7 @@ func Write(w http.ResponseWriter, r *http.Request, status int, contentType strin
 			return
 		}
 	}
-	if len(body) >= minGzip && acceptsGzip(r) {
+	if len(body) >= minGzip && AcceptsGzip(r) {
 		h.Set("Content-Encoding", "gzip")
 		h.Del("Content-Length")
 		w.WriteHeader(status)
@@ -111,7 +111,8 @@ func notModified(r *http.Request, etag string, lastMod time.Time) bool {
 	return false
 }
 
-func acceptsGzip(r *http.Request) bool {
+// AcceptsGzip reports whether the request takes a gzip body (q=0 refuses it).
+func AcceptsGzip(r *http.Request) bool {
 	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
 		enc, q, _ := strings.Cut(strings.TrimSpace(part), ";")
 		if strings.EqualFold(strings.TrimSpace(enc), "gzip") && !strings.Contains(strings.ReplaceAll(q, " ", ""), "q=0") {
