@@ -102,13 +102,11 @@ func (db *DB) regramStep(ctx context.Context) (done bool, err error) {
 		}
 		last, n = id, n+1
 		g := gramsOf(title, tags, channel, desc)
-		if g.indexed() == stored {
+		indexed := g.indexed()
+		if indexed == stored {
 			continue
 		}
-		c := change{id: id}
-		if s := g.indexed(); s != "" {
-			c.grams = sql.NullString{String: s, Valid: true}
-		}
+		c := change{id: id, grams: sql.NullString{String: indexed, Valid: indexed != ""}}
 		c.terms, c.docLen = buildTerms(title, tags, channel, desc, g)
 		c.delta = int64(c.docLen) - docLen
 		changes = append(changes, c)
