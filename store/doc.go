@@ -79,32 +79,34 @@
 // ("a) OR (b"), so its filters are SQL conditions only (the region join,
 // the channel list, the since bound), and hold whatever the text says.
 //
-// # Ranking, and the one approximation
+// # Ranking, exactly
 //
 // Relevance is BM25 with the title weighted above tags above channel above
 // description, multiplied by how recently and how high the video trended
 // (the formula is in rank.go). The store computes it, not FTS5's bm25():
 // that function counts the whole doclist of every query term to get its IDF
 // on every query, about 100 ms for a common word at a million videos,
-// whatever the LIMIT.
+// whatever the LIMIT. The IDF of each term is exact up to 64 matches and
+// estimated above that from the density of its newest matches; both ways of
+// ranking below use the same estimate.
 //
-// A search does not rank every match. FTS5 walks a MATCH in rowid order and
-// stops early under ORDER BY rowid LIMIT n. The index's rowid is minus the
-// video id, and ids grow as videos are first seen, so ascending rowid is
-// newest first — FTS5's cheaper direction (its reverse walk costs several
-// times more, most of all over the recent segments where re-indexing
-// happens). The store takes the newest [CandidateCap] matches that pass the
-// filters (filters apply before the cap: regions and channels inside the
-// MATCH, --since as a bound on the rowids scanned plus a test of each
-// candidate's last sighting), scores them inside SQLite with the ytrend_rank
-// function and reads back only the final page, with snippets built for that
-// page alone. A word in fewer than CandidateCap videos is ranked exactly.
-// For a common word the results are the best of its newest CandidateCap
-// matches: a better match first seen before that window is not considered,
-// and the recent and views orders sort that window too. [Query.Exhaustive]
-// ranks every match instead: exact, and slow on common words in a large
-// archive. The IDF of each term is exact up to 64 matches and estimated
-// above that from the density of its newest matches.
+// Every search returns the page that scoring every match would give, ties
+// broken the same way (score, then last sighting, then id), without scoring
+// every match of a common word. video_blocks keeps, per block of 1,024
+// video ids, the newest sighting, best chart rank and most views of its
+// videos (triggers on video_stats keep it, whatever writes). A search walks
+// the blocks best bound first — newest sighting first, or most views first
+// for --sort views — ranks a group of blocks at a time inside SQLite (the
+// ytrend_rank function scores, SQLite sorts, only the group's best page
+// crosses into Go), and stops once no block left could place a video in the
+// page it holds: for relevance, BM25 cannot exceed Σ idf·(k1+1) and the
+// trend factor cannot exceed that of a #1 video seen when the block last
+// was. Within a group, plain comparisons on the last sighting, best rank or
+// view count keep most older matches from being scored at all. A query with
+// fewer than 1,024 matches, a raw query (FTS5's bm25 has no bound to stop
+// on) and --sort views over a few percent of the archive are ranked in one
+// pass. search_walk.go has the details; [Query.Exhaustive] ranks every
+// match in one pass, and is what the tests compare the walk with.
 //
 // # History
 //

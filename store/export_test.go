@@ -13,6 +13,14 @@ import (
 // write and before the commit (nil removes it).
 func SetPageTxHook(f func()) { testHookInPageTx = f }
 
+// SetWalkHook makes every search that walks blocks report how many of them
+// it ranked, and how many there were (nil removes it).
+func SetWalkHook(f func(ranked, blocks int)) { testHookWalk = f }
+
+// SetWalkGroup fixes how many blocks a walk ranks per range query (0: its
+// own choice, growing).
+func SetWalkGroup(n int) { testWalkGroup = n }
+
 // FTSWrites is how many statements have changed the full-text index
 // through db.
 func FTSWrites(db *DB) int64 { return db.ftsWrites.Load() }

@@ -7,10 +7,11 @@ import (
 	"testing"
 )
 
-// The cost of a search rests on the query plans: the MATCH scan must
-// deliver rowids newest first itself (so the LIMIT stops it early), every
-// other table must be reached by key, and the only sort must be the final
-// one over the capped candidates. This pins those plans.
+// The cost of a search rests on the query plans: the MATCH scan must be
+// bounded by the rowid range of the blocks being ranked (FTS5 seeks to it),
+// every other table must be reached by key, the only sort must be the final
+// one over a range's candidates, and the blocks must come in walking order
+// from an index. This pins those plans.
 func TestSearchPlans(t *testing.T) {
 	ctx := context.Background()
 	db, err := Open(ctx, filepath.Join(t.TempDir(), "plan.db"))
@@ -23,9 +24,13 @@ func TestSearchPlans(t *testing.T) {
 		detail     string
 	}
 	plan := func(query string) []node {
-		args := []any{"[]", 0, `"x"`, 0, "[]", 10, 0, 10}
-		if strings.Contains(query, "?9") {
-			args = append(args, `["10"]`)
+		var args []any
+		if strings.Contains(query, "?10") { // sqlCandidates
+			args = []any{"[]", 0, `"x"`, -2047, -1024, "[]", 0, 10, `["10"]`, 0, -1, 1 << 30}
+		} else if strings.Contains(query, "video_blocks") {
+			args = []any{0, 1 << 60, 1 << 60, 32}
+		} else {
+			args = []any{"[]", 0, `"x"`, -2047, -1024, "[]", 0, 10}
 		}
 		rows, err := db.reader.QueryContext(ctx, "EXPLAIN QUERY PLAN "+query, args...)
 		if err != nil {
@@ -61,7 +66,9 @@ func TestSearchPlans(t *testing.T) {
 						}
 					}
 					all := strings.Join(text, " | ")
-					if !strings.Contains(all, "SCAN f VIRTUAL TABLE INDEX") || !strings.Contains(all, "SEARCH s USING INTEGER PRIMARY KEY") {
+					// FTS5's plan string: M = MATCH, > and < = rowid bounds.
+					if !strings.Contains(all, "SCAN f VIRTUAL TABLE INDEX") || !strings.Contains(all, ">") || !strings.Contains(all, "<") ||
+						!strings.Contains(all, "SEARCH s USING INTEGER PRIMARY KEY") {
 						t.Errorf("raw=%v regions=%v channels=%v %s: unexpected plan %s", raw, regions, channels, order, all)
 					}
 					if order == SortViews && !strings.Contains(all, "SEARCH v USING INTEGER PRIMARY KEY") {
@@ -83,7 +90,14 @@ func TestSearchPlans(t *testing.T) {
 			}
 		}
 	}
-	for _, q := range []string{sqlHitVideos, sqlHitRegions, sqlSinceBound, sqlExisting, sqlChannelIDs} {
+	for _, q := range []string{sqlBlocksBySeen, sqlBlocksByViews} {
+		for _, n := range plan(q) {
+			if strings.Contains(n.detail, "TEMP B-TREE") || !strings.Contains(n.detail, "video_blocks_") {
+				t.Errorf("blocks are not read in walking order from an index: %q in %s", n.detail, q)
+			}
+		}
+	}
+	for _, q := range []string{sqlHitVideos, sqlHitRegions, sqlExisting, sqlChannelIDs} {
 		for _, n := range plan(strings.ReplaceAll(q, "?2", "?7")) {
 			if strings.HasPrefix(n.detail, "SCAN") && !strings.Contains(n.detail, "VIRTUAL TABLE") && !strings.Contains(n.detail, "subquery") {
 				t.Errorf("full scan %q in %s", n.detail, q)

@@ -40,15 +40,19 @@ import (
 //
 // The blend with how recently and how high the video trended is
 //
-//	score = text · (1 + freshWeight·fresh + chartWeight·chart)
+//	score = text · (1 + fresh·(freshWeight + chartWeight·chart))
 //	fresh = 2^(−age/freshHalfLife), age = newest sighting in the archive − video's last sighting
 //	chart = 1 − ln(best rank)/ln(chartDepth), clamped to [0, 1]; 0 if never on a chart
 //
 // so a video on top of today's chart scores up to twice the same text match
-// in a video last seen on a chart's tail months ago, and text still decides
-// between a title match and a passing mention. Age is measured from the
-// archive's newest sighting rather than the wall clock, so a search ranks the
-// same until new pages arrive.
+// in a video last seen months ago, and text still decides between a title
+// match and a passing mention. How high a video charted counts as long as it
+// is fresh: trending is about now, and a chart position from last year
+// says little about what someone searching today wants. (It is also what
+// lets a search stop early: the bonus every old video could still claim
+// fades with its age; see search_walk.go.) Age is measured from the archive's
+// newest sighting rather than the wall clock, so a search ranks the same
+// until new pages arrive.
 const (
 	bm25K1 = 1.2
 	bm25B  = 0.75
@@ -153,7 +157,7 @@ func boost(lastSeen, newest int64, bestRank int) float64 {
 	if bestRank >= 1 {
 		chart = min(1, max(0, 1-math.Log(float64(bestRank))/math.Log(chartDepth)))
 	}
-	return 1 + freshWeight*fresh + chartWeight*chart
+	return 1 + fresh*(freshWeight+chartWeight*chart)
 }
 
 // rankState is what ytrend_rank needs to score one query's candidates.
@@ -163,9 +167,9 @@ type rankState struct {
 	avgdl   float64
 	newest  int64
 
-	// Seen while scoring: how many candidates, and the oldest.
-	scanned int
-	minID   int64
+	// While a walk ranks its blocks: a candidate whose trend factor times
+	// textMax cannot reach floor is not scored (ytrend_rank returns -1).
+	textMax, floor float64
 }
 
 // ytrend_rank(state, id, last_seen, best_rank, terms, doc_len, fts_rank) is
@@ -200,12 +204,11 @@ func rankFunc(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, err
 		return 0.0, nil
 	}
 	rs := v.(*rankState)
-	id, _ := args[1].(int64)
 	seen, _ := args[2].(int64)
 	best, _ := args[3].(int64) // NULL (never charted) reads as 0
-	rs.scanned++
-	if rs.scanned == 1 || id < rs.minID {
-		rs.minID = id
+	b := boost(seen, rs.newest, int(best))
+	if rs.floor > 0 && rs.textMax*b*boundSlack < rs.floor {
+		return -1.0, nil
 	}
 	var text float64
 	if rs.raw {
@@ -216,5 +219,5 @@ func rankFunc(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, err
 		docLen, _ := args[5].(int64)
 		text = textScore(rs.phrases, terms(t), int(docLen), rs.avgdl)
 	}
-	return text * boost(seen, rs.newest, int(best)), nil
+	return text * b, nil
 }

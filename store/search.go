@@ -28,9 +28,6 @@ const (
 const (
 	DefaultLimit = 20
 	MaxLimit     = 500
-	// CandidateCap is how many of the newest matching videos a search ranks
-	// unless Query.Exhaustive is set (see the package documentation).
-	CandidateCap = 1000
 )
 
 // Query is a search of the archive.
@@ -55,12 +52,14 @@ type Query struct {
 
 	// Raw passes Text to FTS5 MATCH as query syntax (AND, OR, NOT, NEAR,
 	// column filters, prefix*). Syntax errors come back as ErrBadQuery.
-	// Raw queries are ranked by FTS5's own bm25(), which reads every query
-	// term's whole doclist: slow on common words in a large archive.
+	// Raw queries are ranked by FTS5's own bm25(), which has no bound the
+	// store can stop early on: every match is scored, and FTS5 reads every
+	// query term's whole doclist. Slow on common words in a large archive.
 	Raw bool
-	// Exhaustive ranks every match instead of the newest CandidateCap. Exact,
-	// and slow on common words in a large archive (seconds at a million
-	// videos).
+	// Exhaustive scores every match in one pass instead of walking the
+	// archive best bound first. The results are the same (the default walk
+	// is exact); this is the reference the tests compare it with, and slow
+	// on common words in a large archive (seconds at a million videos).
 	Exhaustive bool
 
 	// MarkOpen and MarkClose surround matched words in Hit.Snippet (default
@@ -180,7 +179,6 @@ type candidateFilter struct {
 	regions  string // JSON array; "" = none
 	channels string // JSON array of channel row ids; "" = none
 	since    int64  // unix µs; 0 = none
-	minID    int64  // no video below this id can pass since
 	cats     string // JSON array of category ids; "" = none
 }
 
@@ -241,24 +239,13 @@ func (s searcher) run() ([]Hit, error) {
 	}
 	if !s.q.Since.IsZero() {
 		f.since = s.q.Since.UnixMicro()
-		lo, err := s.sinceLowerBound(f.since)
-		if err != nil {
-			return nil, err
-		}
-		f.minID = lo
 	}
 
 	rs := &rankState{raw: s.pq.raw, newest: st.newest, avgdl: float64(st.tokens) / float64(st.videos)}
-	// A single phrase without filters: its IDF only scales every score
-	// alike, and the candidate scan itself tells how common it is.
-	fromScan := !s.pq.raw && len(s.pq.phrases) == 1 && f == (candidateFilter{expr: s.pq.expr})
 	if !s.pq.raw {
 		rs.phrases = make([]rankedPhrase, len(s.pq.phrases))
 		for i, p := range s.pq.phrases {
 			rs.phrases[i] = newRankedPhrase(p)
-			if fromScan {
-				continue
-			}
 			df, err := s.docFreq(p.expr, st)
 			if err != nil {
 				return nil, err
@@ -266,56 +253,39 @@ func (s searcher) run() ([]Hit, error) {
 			rs.phrases[i].idf = idf(float64(st.videos), df)
 		}
 	}
-	limit := -1
-	if !s.q.Exhaustive {
-		limit = max(CandidateCap, 4*s.q.Limit)
-	}
-	cands, err := s.candidates(f, limit, rs)
+	id := registerRankState(rs)
+	defer releaseRankState(id)
+	cands, err := s.rank(f, rs, id, st)
 	if err != nil {
 		return nil, err
-	}
-	if fromScan && rs.scanned > 0 {
-		n, last := rs.scanned, rs.minID
-		df := float64(n) // the scan saw every match
-		if limit > 0 && n >= limit {
-			df = estimateDocFreq(n, last, st)
-		}
-		w := idf(float64(st.videos), df)
-		for i := range cands {
-			cands[i].score *= w
-		}
 	}
 	return s.materialize(cands)
 }
 
-// candidates returns the final page of ranked matches (see sqlCandidates).
-func (s searcher) candidates(f candidateFilter, limit int, rs *rankState) ([]candidate, error) {
-	sqlLimit := int64(limit)
-	if limit > 0 {
-		// With several regions a video comes once per matching region.
-		sqlLimit = int64(limit * max(1, len(s.q.Regions)))
-	}
+// cuts are what a match must reach to place in the walk's page so far.
+type cuts struct {
+	seen, views, rank int64
+}
+
+var noCuts = cuts{seen: math.MinInt64, views: -1, rank: math.MaxInt64}
+
+// candidates returns the best page of the matches whose rowids lie in
+// [lo, hi] (see sqlCandidates), ranked by the state registered as rankID.
+func (s searcher) candidates(f candidateFilter, rankID, lo, hi int64, c cuts) ([]candidate, error) {
 	var regions, channels any
 	if f.regions != "" {
 		regions = f.regions
 	}
-	if f.channels != "" {
-		channels = f.channels
-	}
-	id := registerRankState(rs)
-	defer releaseRankState(id)
 	st := s.st.candidates
 	if f.channels != "" {
-		st = s.st.candidatesByChannel
+		channels = f.channels
+		st = s.st.byChannel
 	}
-	maxKey := int64(math.MaxInt64) // in rowid (-id) terms
-	if f.minID > 0 {
-		maxKey = -f.minID
-	}
-	args := []any{regions, f.since, f.expr, maxKey, channels, sqlLimit, id, s.q.Limit}
+	var cats any
 	if f.cats != "" {
-		args = append(args, f.cats)
+		cats = f.cats
 	}
+	args := []any{regions, f.since, f.expr, lo, hi, channels, rankID, s.q.Limit, cats, c.seen, c.views, c.rank}
 	rows, err := s.stmt(st).QueryContext(s.ctx, args...)
 	if err != nil {
 		return nil, queryError(s.pq, err)
@@ -327,6 +297,9 @@ func (s searcher) candidates(f candidateFilter, limit int, rs *rankState) ([]can
 		var best sql.NullInt64
 		if err := rows.Scan(&c.id, &c.score, &c.lastSeen, &best, &c.views); err != nil {
 			return nil, queryError(s.pq, err)
+		}
+		if c.score < 0 { // cannot reach the walk's page (rankState.floor)
+			continue
 		}
 		c.bestRank = int(best.Int64)
 		out = append(out, c)
@@ -350,7 +323,13 @@ func queryError(pq parsedQuery, err error) error {
 // docFreq returns how many videos match expr: exact up to dfProbe, above
 // that extrapolated from the density of its newest dfProbe matches.
 func (s searcher) docFreq(expr string, st archiveState) (float64, error) {
-	rows, err := s.stmt(s.st.docFreq).QueryContext(s.ctx, expr, dfProbe)
+	return s.probe(expr, dfProbe, st)
+}
+
+// probe returns how many videos match expr: exact up to n, above that
+// extrapolated from the density of its newest n matches.
+func (s searcher) probe(expr string, probe int, st archiveState) (float64, error) {
+	rows, err := s.stmt(s.st.docFreq).QueryContext(s.ctx, expr, probe)
 	if err != nil {
 		return 0, fmt.Errorf("store: search: %w", err)
 	}
@@ -365,13 +344,13 @@ func (s searcher) docFreq(expr string, st archiveState) (float64, error) {
 	if err := rows.Err(); err != nil {
 		return 0, fmt.Errorf("store: search: %w", err)
 	}
-	return estimateDocFreq(n, last, st), nil
+	return estimateDocFreq(n, probe, last, st), nil
 }
 
 // estimateDocFreq: the newest n matches lie among the videos with ids
 // [last, maxID]; assume the same share of matches among all videos.
-func estimateDocFreq(n int, last int64, st archiveState) float64 {
-	if n < dfProbe || st.maxID <= 0 {
+func estimateDocFreq(n, probe int, last int64, st archiveState) float64 {
+	if n < probe || st.maxID <= 0 {
 		return float64(n)
 	}
 	span := float64(st.maxID-last+1) * float64(st.videos) / float64(st.maxID)
@@ -396,29 +375,6 @@ func (s searcher) channelIDs() ([]int64, error) {
 		ids = append(ids, id)
 	}
 	return ids, rows.Err()
-}
-
-// sinceBoundScan is how many runs sinceLowerBound reads at most; a Since
-// that far back is not selective enough to bother.
-const sinceBoundScan = 5000
-
-// sinceLowerBound returns a video id below which no video was seen at or
-// after since (the smallest min_video of the runs with a page since then),
-// so that the MATCH scan can stop there instead of walking every older match
-// looking for re-seen ones. 0 means no useful bound.
-func (s searcher) sinceLowerBound(since int64) (int64, error) {
-	var lo sql.NullInt64
-	var n int64
-	if err := s.stmt(s.st.since).QueryRowContext(s.ctx, since, sinceBoundScan+1).Scan(&lo, &n); err != nil {
-		return 0, fmt.Errorf("store: search: since filter: %w", err)
-	}
-	if n > sinceBoundScan {
-		return 0, nil
-	}
-	if !lo.Valid { // nothing seen since: an impossible bound
-		return math.MaxInt64, nil
-	}
-	return lo.Int64, nil
 }
 
 // materialize loads what a hit shows for the final page of candidates, and

@@ -11,37 +11,44 @@ import (
 
 // searchStatements are one search's prepared statements.
 type searchStatements struct {
-	state, channels, since, docFreq, candidates, candidatesByChannel, videos, regions *sql.Stmt
+	state, channels, docFreq, blocks, videos, regions *sql.Stmt
+	// candidates ranks the matches within a range of ids; byChannel is the
+	// same for a channel filter matching too many channels to be facets.
+	candidates, byChannel *sql.Stmt
 }
 
 const (
 	sqlArchiveState = `SELECT (SELECT max(last_page_at) FROM runs), (SELECT max(id) FROM videos), videos, tokens FROM archive_totals`
 	sqlChannelMatch = `SELECT id FROM channels WHERE channel_id = ? OR instr(title_fold, ?) > 0`
-	// A bounded scan: see sinceLowerBound.
-	sqlSinceBound = `SELECT min(min_video), count(*) FROM (SELECT min_video FROM runs WHERE last_page_at >= ? LIMIT ?)`
-	sqlDocFreq    = `SELECT -rowid FROM video_fts WHERE video_fts MATCH ? ORDER BY rowid LIMIT ?`
-	sqlHitVideos  = `SELECT id, video_id, title, tags, channel_title, description, published_at_s, category_id FROM videos
+	// The blocks of ids a search walks (search_walk.go), best bound first, a
+	// page at a time: ?1 since, ?2 and ?3 the last block's sort key and id,
+	// ?4 the page size.
+	sqlBlocksBySeen = `SELECT block, max_seen, min_rank, max_views FROM video_blocks
+		WHERE max_seen >= ?1 AND (max_seen, block) < (?2, ?3) ORDER BY max_seen DESC, block DESC LIMIT ?4`
+	sqlBlocksByViews = `SELECT block, max_seen, min_rank, max_views FROM video_blocks
+		WHERE max_seen >= ?1 AND (max_views, block) < (?2, ?3) ORDER BY max_views DESC, block DESC LIMIT ?4`
+	sqlDocFreq   = `SELECT -rowid FROM video_fts WHERE video_fts MATCH ? ORDER BY rowid LIMIT ?`
+	sqlHitVideos = `SELECT id, video_id, title, tags, channel_title, description, published_at_s, category_id FROM videos
 		WHERE id IN (SELECT value FROM json_each(?))`
 	sqlHitRegions = `SELECT video, region FROM video_regions WHERE video IN (SELECT value FROM json_each(?1))
 		AND (?2 IS NULL OR region IN (SELECT value FROM json_each(?2))) ORDER BY video, region`
 )
 
-// sqlCandidates ranks the matches of a query inside SQLite, so that only
-// the final page of results crosses into Go (each value read back through
-// database/sql costs as much as scoring a candidate).
-//
-// The inner query walks the MATCH newest video first — by ascending rowid,
-// which is -videos.id — and applies the filters inside the scan; FTS5 stops
-// early under ORDER BY rowid LIMIT, so the cap (?6) bounds the work however
-// common the words are. ytrend_rank (rank.go) scores each candidate; SQLite
-// sorts and returns ?8 rows.
+// sqlCandidates ranks the matches of a query within a range of video ids
+// inside SQLite, so that only the best page of that range crosses into Go
+// (each value read back through database/sql costs as much as scoring a
+// candidate). ytrend_rank (rank.go) scores each match; SQLite sorts and
+// returns ?8 rows. The filters apply inside the scan.
 //
 // Parameters: ?1 regions (JSON), ?2 since (µs, 0 if none), ?3 the MATCH
-// expression, ?4 the highest rowid worth reading, ?5 channel row ids (JSON),
-// ?6 the cap (-1: none), ?7 the ranking state's id, ?8 the page size.
-//
-// With categories, ?9 holds their ids (JSON): a category is no facet of the
-// index, so the scan reads each match's category from its videos row.
+// expression, ?4 and ?5 the lowest and highest rowid to read (the index's
+// rowid is minus the video id), ?6 channel row ids (JSON), ?7 the ranking
+// state's id, ?8 the page size, ?9 category ids (JSON; with categories
+// only: a category is no facet of the index, so the scan reads each match's
+// category from its videos row), ?10 and ?11 the last sighting and view
+// count a video needs to place in the page the walk has so far (MinInt64 and
+// -1 if anything can): plain comparisons that spare the ranking function
+// most of a common word's older matches.
 func sqlCandidates(raw, regions, channels, categories bool, order SortOrder) string {
 	var b strings.Builder
 	if regions {
@@ -64,17 +71,18 @@ func sqlCandidates(raw, regions, channels, categories bool, order SortOrder) str
 	} else {
 		b.WriteString(`s.last_seen AS seen, s.best_rank AS best FROM video_fts f JOIN video_stats s ON s.video = -f.rowid`)
 	}
-	b.WriteString(` WHERE f.video_fts MATCH ?3 AND f.rowid <= ?4`)
+	b.WriteString(` WHERE f.video_fts MATCH ?3 AND f.rowid BETWEEN ?4 AND ?5
+		AND s.last_seen >= ?10 AND coalesce(s.views, -1) >= ?11 AND coalesce(s.best_rank, 1073741824) <= ?12`)
 	if !regions {
 		b.WriteString(` AND s.last_seen >= ?2`)
 	}
 	if channels {
-		b.WriteString(` AND s.channel IN (SELECT value FROM json_each(?5))`)
+		b.WriteString(` AND s.channel IN (SELECT value FROM json_each(?6))`)
 	}
 	if categories {
 		b.WriteString(` AND (SELECT v.category_id FROM videos v WHERE v.id = -f.rowid) IN (SELECT value FROM json_each(?9))`)
 	}
-	b.WriteString(` ORDER BY f.rowid LIMIT ?6)`)
+	b.WriteString(`)`)
 	if regions {
 		b.WriteString(` GROUP BY id`)
 	}
@@ -103,14 +111,18 @@ func (db *DB) searchStatements(ctx context.Context, q Query, pq parsedQuery) (*s
 	}
 	st.state = get(sqlArchiveState)
 	st.channels = get(sqlChannelMatch)
-	st.since = get(sqlSinceBound)
 	st.docFreq = get(sqlDocFreq)
+	if q.Sort == SortViews {
+		st.blocks = get(sqlBlocksByViews)
+	} else {
+		st.blocks = get(sqlBlocksBySeen)
+	}
 	// The channel variant is needed only for broad channel filters; prepare
 	// both, the lookup is cheap.
 	cats := len(q.Categories) > 0
 	st.candidates = get(sqlCandidates(pq.raw, len(q.Regions) > 0, false, cats, q.Sort))
 	if q.Channel != "" {
-		st.candidatesByChannel = get(sqlCandidates(pq.raw, len(q.Regions) > 0, true, cats, q.Sort))
+		st.byChannel = get(sqlCandidates(pq.raw, len(q.Regions) > 0, true, cats, q.Sort))
 	}
 	st.videos = get(sqlHitVideos)
 	st.regions = get(sqlHitRegions)

@@ -111,7 +111,7 @@ func search(tb testing.TB, db *store.DB, q store.Query) []store.Hit {
 
 // Exact orderings. The comments give the reasoning from the formula in
 // rank.go: a title match weighs about twice a description match; among
-// equal text, the trend factor (1 + 0.5·fresh + 0.5·chart) decides.
+// equal text, the trend factor (1 + fresh·(0.5 + 0.5·chart)) decides.
 func TestSearchOrdering(t *testing.T) {
 	db := openFixture(t)
 	for _, tc := range []struct {
@@ -120,7 +120,7 @@ func TestSearchOrdering(t *testing.T) {
 	}{
 		// en1: title, #1 today (×2.0). s1: shortest title match, seen today
 		// but never charted (×1.5). en4: en1's text, #80 a week ago
-		// (×1.34). en2: title, #150 ten days ago (×1.21). en3: today's #1,
+		// (×1.29). en2: title, #150 ten days ago (×1.20). en3: today's #1,
 		// but only a description mention.
 		{store.Query{Text: "eclipse"}, []string{"en1", "s1", "en4", "en2", "en3"}},
 		{store.Query{Text: "ECLIPSE"}, []string{"en1", "s1", "en4", "en2", "en3"}},
@@ -367,37 +367,42 @@ func TestSnippetClipsLongRuns(t *testing.T) {
 	}
 }
 
-// Filters apply inside the candidate scan, before the cap: a filtered search
-// finds its matches however many newer unfiltered matches there are.
-func TestFiltersApplyBeforeCap(t *testing.T) {
+// Filters apply inside the scan: a filtered search finds its one match
+// however many newer unfiltered matches there are, and an old match that
+// outranks every newer one is first without --exhaustive.
+func TestFiltersAndOldBestMatch(t *testing.T) {
 	if testing.Short() {
-		t.Skip("stores 1,100 videos")
+		t.Skip("stores 3,100 videos")
 	}
 	db, _ := openDB(t)
-	saveChart(t, db, "JP", t0, 1, store.Video{ID: "old-jp", Title: "common word", ChannelID: "UCrare", ChannelTitle: "Rare Channel"})
+	saveChart(t, db, "JP", t0, 1,
+		store.Video{ID: "old-best", Title: "common common", ChannelID: "UCrare", ChannelTitle: "Rare Channel"},
+		store.Video{ID: "old-jp", Title: "common word", ChannelID: "UCrare", ChannelTitle: "Rare Channel"})
 	run := startRun(t, db, "US", t0.Add(day))
-	n := store.CandidateCap + 100
+	n := 3100 // three blocks of ids and more
 	for p := 0; p*50 < n; p++ {
 		vs := make([]store.Video, 50)
 		for i := range vs {
-			vs[i] = store.Video{ID: fmt.Sprintf("us%d-%d", p, i), Title: "common word", ChannelID: "UCbusy", ChannelTitle: "Busy Channel"}
+			vs[i] = store.Video{ID: fmt.Sprintf("us%d-%d", p, i), Title: "common word " + strings.Repeat("filler ", 8),
+				ChannelID: "UCbusy", ChannelTitle: "Busy Channel"}
 		}
 		savePage(t, db, store.Page{RunID: run, Region: "US", FetchedAt: t0.Add(day + time.Duration(p)*time.Second), FirstRank: 1 + 50*p, Videos: vs})
 	}
 	for _, q := range []store.Query{
-		{Text: "common", Regions: []regions.Code{"JP"}},
-		{Text: "common", Channel: "rare"},
-		{Text: "common", Since: t0.Add(-time.Hour), Channel: "UCrare"},
+		{Text: "word", Regions: []regions.Code{"JP"}},
+		{Text: "word", Channel: "rare"},
+		{Text: "word", Since: t0.Add(-time.Hour), Channel: "UCrare"},
 	} {
 		if got := ids(search(t, db, q)); !slices.Equal(got, []string{"old-jp"}) {
 			t.Errorf("%+v: %v, want [old-jp]", q, got)
 		}
 	}
-	// Unfiltered, the capped search ranks only the newest CandidateCap
-	// matches (documented); Exhaustive ranks all of them.
-	all := search(t, db, store.Query{Text: "common", Limit: store.MaxLimit, Exhaustive: true})
-	capped := search(t, db, store.Query{Text: "common", Limit: store.MaxLimit})
-	if len(all) != store.MaxLimit || len(capped) != store.MaxLimit {
-		t.Errorf("%d exhaustive, %d capped hits", len(all), len(capped))
+	// "common" twice in a short title, rank 1, a day older than 3,100
+	// longer titles: it is the best match, and the walk must reach it.
+	for _, exhaustive := range []bool{false, true} {
+		got := search(t, db, store.Query{Text: "common", Limit: store.MaxLimit, Exhaustive: exhaustive})
+		if len(got) != store.MaxLimit || got[0].VideoID != "old-best" {
+			t.Errorf("exhaustive=%v: %d hits, first %v", exhaustive, len(got), ids(got[:1]))
+		}
 	}
 }

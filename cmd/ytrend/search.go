@@ -54,9 +54,9 @@ the names fetches cached for the --region regions (every region's without
 --region); an unknown name is an error that lists the known ones.
 
 Relevance blends BM25 (title above tags above channel above description) with
-how recently and how high the video trended. To stay fast on common words, a
-search ranks the newest 1000 matches that pass the filters; --exhaustive ranks
-every match.`,
+how recently and how high the video trended. Ranking is exact: the results are
+those of scoring every match, found without scoring most of a common word's
+matches. --exhaustive scores every match (slow on common words; for checking).`,
 		Example: `  ytrend search cricket --region IN --since 7d
   ytrend search "東京" --json
   ytrend search music --sort views --limit 5
@@ -124,7 +124,7 @@ every match.`,
 	f.IntVar(&limit, "limit", 20, "number of results (1-500)")
 	f.BoolVar(&asJSON, "json", false, "print a JSON array")
 	f.BoolVar(&raw, "raw", false, "treat QUERY as SQLite FTS5 query syntax")
-	f.BoolVar(&exhaustive, "exhaustive", false, "rank every match, not only the newest 1000 (exact, but seconds for common words in a large archive)")
+	f.BoolVar(&exhaustive, "exhaustive", false, "score every match in one pass (same results; seconds for common words in a large archive)")
 	return cmd
 }
 

@@ -1,0 +1,377 @@
+package store
+
+import (
+	"cmp"
+	"database/sql"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// Exact ranking with an early stop.
+//
+// The ids of the archive are cut into blocks of 1<<blockShift consecutive
+// ids, and video_blocks (migration 0008, kept by triggers on video_stats)
+// holds for each block the newest sighting, the best chart rank and the most
+// views of any of its videos. Those bound what any match in the block can
+// score:
+//
+//	relevance: text ≤ Σ_p idf(p)·(k1+1)   (BM25 saturates as tf grows)
+//	           boost ≤ boost(block's newest sighting, block's best rank)
+//	recent:    last sighting ≤ block's newest sighting
+//	views:     views ≤ block's most views
+//
+// A search reads the blocks in the order of the bound that falls fastest —
+// newest sighting first (views: most views first) — and ranks their matches
+// a group of blocks at a time, keeping the best page so far. It skips a block
+// whose bound cannot beat that page's last entry, and stops once no block
+// still unread can (for relevance: one as fresh as the block in hand and
+// charted at rank 1). The page is then exactly what ranking every match
+// would give, ties included, because the walk keeps every candidate the full
+// order (sqlCandidates' ORDER BY, mirrored by searcher.before) could place.
+//
+// The first group holds about walkFirst matches by the query's estimated
+// document frequency, and each next group twice as many blocks as the last,
+// so a query whose matches are few or spread out costs a dozen range queries
+// rather than one per block, and a common word stops early.
+const blockShift = 10 // 1,024 ids per block; migration 0008 says ">> 10"
+
+// walkFirst is how many matches the first group of blocks should hold.
+const walkFirst = 128
+
+// block is a video_blocks row.
+type block struct {
+	id       int64
+	maxSeen  int64
+	minRank  sql.NullInt64
+	maxViews int64 // -1: every count hidden
+}
+
+// boundSlack covers rounding: a bound is compared with scores computed in a
+// different order of floating-point operations.
+const boundSlack = 1 + 1e-9
+
+// walkProbe: a query with fewer matches than this (filters that are facets
+// of the MATCH included) is ranked in one pass; a walk would not save work.
+const walkProbe = 1024
+
+// viewsWalkWorth decides whether a walk in views order beats ranking all n
+// matches in one pass. Such a walk ranks every block holding any video with
+// more views than the page's last entry, the limit-th most viewed of the
+// matches; if views are unrelated to the words, that is a block of b videos
+// with chance 1 − (1 − limit/n)^b ≈ 1 − e^(−limit·b/n). The blocks come in
+// an order unrelated to their ids, so each costs a range query of its own,
+// about as much as ranking a thousand matches in one pass (measured at a
+// million videos). A common word walks a few dozen blocks; a word in a few
+// percent of the videos would walk hundreds, and is ranked in one pass.
+func viewsWalkWorth(n float64, limit int, nBlocks int64) bool {
+	const blockCost = 1000 // in matches ranked in one pass
+	blocks := float64(nBlocks) * -math.Expm1(-float64(limit)*(1<<blockShift)/max(n, 1))
+	return blocks*blockCost < n
+}
+
+// rank returns the best page of matches: in one pass when the query is raw,
+// exhaustive, or has few matches, else by a walk.
+func (s searcher) rank(f candidateFilter, rs *rankState, rankID int64, st archiveState) ([]candidate, error) {
+	if s.q.Exhaustive || s.pq.raw {
+		return s.candidates(f, rankID, math.MinInt64, math.MaxInt64, noCuts)
+	}
+	n, err := s.probe(f.expr, walkProbe, st)
+	if err != nil {
+		return nil, err
+	}
+	nBlocks := st.maxID>>blockShift + 1
+	if n < walkProbe || s.q.Sort == SortViews && !viewsWalkWorth(n, s.q.Limit, nBlocks) {
+		return s.candidates(f, rankID, math.MinInt64, math.MaxInt64, noCuts)
+	}
+	return s.walk(f, rs, rankID, n, nBlocks)
+}
+
+// walk returns the best page of the (about n) matches among about nBlocks
+// blocks, walking them best bound first.
+func (s searcher) walk(f candidateFilter, rs *rankState, rankID int64, n float64, nBlocks int64) ([]candidate, error) {
+	textMax := 0.0
+	for _, p := range rs.phrases {
+		textMax += p.idf * (bm25K1 + 1)
+	}
+	rs.textMax = textMax
+	blocks := newBlockCursor(s, f.since)
+	var top []candidate
+	var group []int64
+	done := map[int64]bool{} // blocks ranked
+	want, grow := 1, 2
+	if nb := float64(nBlocks); n < walkFirst*nb { // fewer than walkFirst matches per block
+		want = int(min(nb, walkFirst*nb/max(n, 1)))
+	}
+	if testWalkGroup > 0 {
+		want, grow = testWalkGroup, 1
+	}
+	rank := func() error {
+		c := s.cuts(top, rs)
+		ranges, filled := idRanges(group, walkRanges, func(b int64) bool { return done[b] })
+		for _, b := range group {
+			done[b] = true
+		}
+		for _, b := range filled {
+			done[b] = true
+		}
+		for _, r := range ranges {
+			page, err := s.candidates(f, rankID, r[0], r[1], c)
+			if err != nil {
+				return err
+			}
+			top = append(top, page...)
+		}
+		top = s.best(top)
+		group = group[:0]
+		if len(top) < s.q.Limit { // still looking for a page: cover ground faster
+			want *= grow
+		}
+		return nil
+	}
+	for {
+		b, ok, err := blocks.next()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			break
+		}
+		if done[b.id] {
+			continue
+		}
+		if len(top) == s.q.Limit {
+			last := top[len(top)-1]
+			stop, skip := false, false
+			switch s.q.Sort {
+			case SortRecent:
+				stop = b.maxSeen < last.lastSeen
+			case SortViews:
+				stop = last.views.Valid && b.maxViews < last.views.Int64
+			default:
+				// Every block after this one was seen no later; none can
+				// beat a rank-1 video seen then.
+				stop = textMax*boost(b.maxSeen, rs.newest, 1)*boundSlack < last.score
+				skip = textMax*boost(b.maxSeen, rs.newest, int(b.minRank.Int64))*boundSlack < last.score
+			}
+			if stop {
+				break
+			}
+			if skip {
+				continue
+			}
+		}
+		group = append(group, b.id)
+		if len(group) >= want {
+			if err := rank(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if len(group) > 0 {
+		if err := rank(); err != nil {
+			return nil, err
+		}
+	}
+	if testHookWalk != nil {
+		testHookWalk(len(done), blocks.read)
+	}
+	return top, nil
+}
+
+// cuts returns what a match must reach to beat the last of a full page:
+// its last sighting (recent; relevance: text ≤ textMax and the trend factor
+// ≤ 1 + fresh, so fresh ≥ floor/textMax − 1), its views (views). For
+// relevance it also sets the ranking state's floor, which the ranking
+// function checks with the chart bonus too before it scores the text.
+func (s searcher) cuts(top []candidate, rs *rankState) cuts {
+	c := noCuts
+	if len(top) < s.q.Limit {
+		return c
+	}
+	last := top[len(top)-1]
+	switch s.q.Sort {
+	case SortRecent:
+		c.seen = last.lastSeen
+	case SortViews:
+		if last.views.Valid {
+			c.views = last.views.Int64
+		}
+	default:
+		// A match scores at most textMax·(1 + fresh·(freshWeight +
+		// chartWeight·chart)), fresh and chart at most 1: to reach the
+		// floor it needs fresh ≥ R − 1 and chart ≥ (R − 1 − freshWeight)/
+		// chartWeight, R = floor/textMax.
+		rs.floor = last.score
+		r := last.score / (rs.textMax * boundSlack)
+		switch f := r - 1; {
+		case f >= 1: // not even a perfect match seen now
+			c.seen = math.MaxInt64
+		case f > 0:
+			age := freshHalfLife * math.Log2(1/f)
+			c.seen = rs.newest - int64(age) - 1000 // a millisecond of slack for rounding
+		}
+		if ch := (r - 1 - freshWeight) / chartWeight; ch > 0 {
+			// chart = 1 − ln(rank)/ln(chartDepth) ≥ ch ⇔ rank ≤ chartDepth^(1−ch)
+			c.rank = max(0, int64(math.Floor(math.Pow(chartDepth, 1-ch)*boundSlack)))
+		}
+	}
+	return c
+}
+
+// blockCursor reads video_blocks in walking order — newest sighting first,
+// or most views first for SortViews — a page at a time, since a walk that
+// stops early needs only its first few blocks of about a thousand. Blocks
+// seen before since cannot hold a match and are not read.
+type blockCursor struct {
+	s     searcher
+	since int64
+	page  []block
+	after [2]int64 // the last block read's sort key and id
+	size  int
+	done  bool
+	read  int // blocks returned so far
+}
+
+func newBlockCursor(s searcher, since int64) *blockCursor {
+	return &blockCursor{s: s, since: since, after: [2]int64{math.MaxInt64, math.MaxInt64}, size: 32}
+}
+
+// next returns the next block; false at the end.
+func (c *blockCursor) next() (block, bool, error) {
+	if len(c.page) == 0 && !c.done {
+		if err := c.fetch(); err != nil {
+			return block{}, false, err
+		}
+	}
+	if len(c.page) == 0 {
+		return block{}, false, nil
+	}
+	b := c.page[0]
+	c.page = c.page[1:]
+	c.read++
+	return b, true, nil
+}
+
+func (c *blockCursor) fetch() error {
+	rows, err := c.s.stmt(c.s.st.blocks).QueryContext(c.s.ctx, c.since, c.after[0], c.after[1], c.size)
+	if err != nil {
+		return fmt.Errorf("store: search: %w", err)
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var b block
+		if err := rows.Scan(&b.id, &b.maxSeen, &b.minRank, &b.maxViews); err != nil {
+			return fmt.Errorf("store: search: %w", err)
+		}
+		c.page = append(c.page, b)
+		c.after = [2]int64{b.maxSeen, b.id}
+		if c.s.q.Sort == SortViews {
+			c.after[0] = b.maxViews
+		}
+		n++
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("store: search: %w", err)
+	}
+	c.done = n < c.size
+	c.size = min(2*c.size, 512)
+	return nil
+}
+
+// walkRanges is how many rowid ranges one group is ranked in at most: each
+// is a query of its own, and FTS5 seeks every term of the MATCH to its start.
+const walkRanges = 8
+
+// idRanges turns block ids into rowid ranges [lo, hi] (rowid = -id) covering
+// their videos, at most limit of them where it can: when the blocks are
+// scattered, the smallest gaps between them are closed, unless a gap holds
+// a block already ranked (done). The blocks that fill the closed gaps are
+// returned too: ranked along, they must not be ranked again. It sorts
+// blocks in place.
+func idRanges(blocks []int64, limit int, done func(int64) bool) (ranges [][2]int64, filled []int64) {
+	slices.Sort(blocks)
+	blocks = slices.Compact(blocks)
+	type run struct {
+		first, last int64
+		closable    bool // the gap after it holds no block already ranked
+	}
+	var runs []run
+	for _, b := range blocks {
+		if n := len(runs); n > 0 && runs[n-1].last+1 == b {
+			runs[n-1].last = b
+			continue
+		}
+		runs = append(runs, run{first: b, last: b})
+	}
+	for i := 0; i+1 < len(runs); i++ {
+		runs[i].closable = true
+		for b := runs[i].last + 1; b < runs[i+1].first; b++ {
+			if done(b) {
+				runs[i].closable = false
+				break
+			}
+		}
+	}
+	for len(runs) > max(1, limit) {
+		at := -1 // the run before the smallest closable gap
+		for i := 0; i+1 < len(runs); i++ {
+			if runs[i].closable && (at < 0 || runs[i+1].first-runs[i].last < runs[at+1].first-runs[at].last) {
+				at = i
+			}
+		}
+		if at < 0 {
+			break
+		}
+		for b := runs[at].last + 1; b < runs[at+1].first; b++ {
+			filled = append(filled, b)
+		}
+		runs[at].last, runs[at].closable = runs[at+1].last, runs[at+1].closable
+		runs = slices.Delete(runs, at+1, at+2)
+	}
+	for _, r := range runs {
+		first, last := r.first<<blockShift, (r.last+1)<<blockShift-1
+		ranges = append(ranges, [2]int64{-last, -first})
+	}
+	return ranges, filled
+}
+
+// best sorts candidates in the search's order and keeps a page of them.
+func (s searcher) best(c []candidate) []candidate {
+	slices.SortFunc(c, s.compare)
+	return c[:min(len(c), s.q.Limit)]
+}
+
+// compare orders candidates as sqlCandidates' ORDER BY does: negative when a
+// comes first.
+func (s searcher) compare(a, b candidate) int {
+	score := cmp.Compare(b.score, a.score)
+	seen := cmp.Compare(b.lastSeen, a.lastSeen)
+	id := cmp.Compare(b.id, a.id)
+	switch s.q.Sort {
+	case SortRecent:
+		return cmp.Or(seen, score, id)
+	case SortViews:
+		// Hidden counts last, then most views first.
+		hidden := cmp.Compare(boolInt(!a.views.Valid), boolInt(!b.views.Valid))
+		return cmp.Or(hidden, cmp.Compare(b.views.Int64, a.views.Int64), score, id)
+	default:
+		return cmp.Or(score, seen, id)
+	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+var (
+	// testHookWalk, if set, learns how many blocks a walk ranked and how
+	// many it read.
+	testHookWalk func(ranked, read int)
+	// testWalkGroup, if positive, fixes the size of every group.
+	testWalkGroup int
+)

@@ -1,0 +1,165 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/ytrend/ytrend/internal/archivetest"
+	"github.com/ytrend/ytrend/internal/synth"
+	"github.com/ytrend/ytrend/regions"
+	"github.com/ytrend/ytrend/store"
+)
+
+// The default search walks blocks of ids best bound first and stops early;
+// --exhaustive scores every match. They must return the same page, scores
+// and tie order included, for every sort order and filter: here on 8,000
+// synthetic videos charted once a day for two months (eight blocks, and
+// freshness that falls by a factor of 300 from the newest to the oldest).
+func TestWalkEqualsExhaustive(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds an archive of 8,000 videos")
+	}
+	ctx := context.Background()
+	g := synth.New(synth.Config{Seed: 7, RunEvery: 24 * time.Hour})
+	path := filepath.Join(t.TempDir(), "walk.db")
+	if _, err := archivetest.Build(ctx, path, g, 8000, nil); err != nil {
+		t.Fatal(err)
+	}
+	db, err := store.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+
+	var ranked, total, walks int
+	store.SetWalkHook(func(r, b int) { ranked, total, walks = ranked+r, total+b, walks+1 })
+	defer store.SetWalkHook(nil)
+	defer store.SetWalkGroup(0)
+
+	queries := g.Queries(30)
+	for i := 0; i < 5; i++ {
+		queries = append(queries, g.Word(i), g.Word(i)+" "+g.Word(i+1))
+	}
+	var newest int64
+	if err := db.Reader().QueryRowContext(ctx, `SELECT max(last_seen) FROM video_stats`).Scan(&newest); err != nil {
+		t.Fatal(err)
+	}
+	var channel string
+	if err := db.Reader().QueryRowContext(ctx, `SELECT channel_title FROM videos ORDER BY id LIMIT 1`).Scan(&channel); err != nil {
+		t.Fatal(err)
+	}
+	filters := []struct {
+		name string
+		mod  func(*store.Query)
+	}{
+		{"none", func(*store.Query) {}},
+		{"region", func(q *store.Query) { q.Regions = []regions.Code{"DE", "US"} }},
+		{"since", func(q *store.Query) { q.Since = time.UnixMicro(newest).Add(-10 * 24 * time.Hour) }},
+		{"channel", func(q *store.Query) { q.Channel = channel }},
+		{"category", func(q *store.Query) { q.Categories = []string{"10", "24"} }},
+	}
+	// One block per range query, so that every skip shows; then the walk's
+	// own growing groups.
+	stats := map[store.SortOrder][2]int{}
+	for _, order := range []store.SortOrder{store.SortRelevance, store.SortRecent, store.SortViews} {
+		for _, f := range filters {
+			for i, text := range queries {
+				store.SetWalkGroup(1 - i%2)
+				q := store.Query{Text: text, Sort: order, Limit: []int{20, 5, 100}[i%3]}
+				f.mod(&q)
+				before := [2]int{ranked, total}
+				got, err := db.Search(ctx, q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				st := stats[order]
+				stats[order] = [2]int{st[0] + ranked - before[0], st[1] + total - before[1]}
+				q.Exhaustive = true
+				want, err := db.Search(ctx, q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("%s, %s, %q, limit %d: walk and exhaustive differ\n walk %v\n  all %v", order, f.name, text, q.Limit, ids(got), ids(want))
+				}
+			}
+		}
+	}
+	if walks == 0 {
+		t.Fatal("no search walked the blocks")
+	}
+	// The comparison means something only if the walk skips blocks.
+	for order, st := range stats {
+		t.Logf("%s: ranked %d of %d blocks", order, st[0], st[1])
+		if st[0] >= st[1] {
+			t.Errorf("%s: the walk ranked every block (%d of %d): it never stopped early", order, st[0], st[1])
+		}
+	}
+}
+
+// blockBoundsViolated counts videos whose block's bounds do not hold them
+// (or that have no block row).
+func blockBoundsViolated(t *testing.T, db *store.DB) int {
+	t.Helper()
+	var n int
+	if err := db.Reader().QueryRow(`SELECT count(*) FROM video_stats s LEFT JOIN video_blocks b ON b.block = s.video >> 10
+		WHERE b.block IS NULL OR s.last_seen > b.max_seen OR coalesce(s.views, -1) > b.max_views
+		OR (s.best_rank IS NOT NULL AND (b.min_rank IS NULL OR s.best_rank < b.min_rank))`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// video_blocks bounds every video of its block, as pages add videos, re-see
+// them higher on a chart, with more views and then fewer, hidden or shown;
+// and migration 0008 derives the same bounds for an archive built before it.
+func TestVideoBlocksBoundEveryVideo(t *testing.T) {
+	db, path := openDB(t)
+	var total int
+	for d := 0; d < 60; d++ {
+		vs := make([]store.Video, 50)
+		for i := range vs {
+			n := (d*47 + i*61) % 3000 // re-sees some, adds others
+			v := store.Video{ID: fmt.Sprintf("v%04d", n), Title: "t", Views: views(int64(1000 + n*(d%3)))}
+			if (n+d)%7 == 0 {
+				v.Views = nil // hidden
+			}
+			vs[i] = v
+		}
+		total += saveChart(t, db, "US", t0.Add(time.Duration(d)*time.Hour), 1+d%4*50, vs...).New
+	}
+	if total < 2100 { // three blocks
+		t.Fatalf("only %d videos", total)
+	}
+	if n := blockBoundsViolated(t, db); n != 0 {
+		t.Fatalf("%d videos outside their block's bounds", n)
+	}
+	// Sightings and ranks only grow better, so the triggers' bounds are the
+	// extremes of today's values, as the migration computes them.
+	const seenRank = `SELECT block, max_seen, min_rank FROM video_blocks ORDER BY block`
+	want := dumpRows(t, db, seenRank)
+	if len(want) < 3 {
+		t.Fatalf("%d blocks", len(want))
+	}
+	// As an archive from before migration 0008.
+	if _, err := db.Writer().Exec(`DROP TRIGGER video_blocks_insert; DROP TRIGGER video_blocks_update; DROP TABLE video_blocks; DELETE FROM schema_migrations WHERE version = 8`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	db, err := store.Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if n := blockBoundsViolated(t, db); n != 0 {
+		t.Fatalf("after the migration: %d videos outside their block's bounds", n)
+	}
+	if got := dumpRows(t, db, seenRank); !slices.Equal(got, want) {
+		t.Errorf("the migration's bounds\n%v\nthe triggers'\n%v", got, want)
+	}
+}
