@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -125,12 +126,21 @@ func BenchmarkSearch(b *testing.B) {
 					}
 					run() // warm the page cache
 					var lat []time.Duration
+					var ranked, walks int
+					store.SetWalkHook(func(r, _ int) { ranked, walks = ranked+r, walks+1 })
 					b.ResetTimer()
 					for i := 0; i < b.N; i++ {
 						lat = append(lat, run()...)
 					}
 					b.StopTimer()
+					store.SetWalkHook(nil)
 					reportLatency(b, lat)
+					// How often the search walked, and how many blocks
+					// of 1,024 ids a walk ranked.
+					b.ReportMetric(100*float64(walks)/float64(len(lat)), "walked-%")
+					if walks > 0 {
+						b.ReportMetric(float64(ranked)/float64(walks), "blocks/walk")
+					}
 				})
 			}
 			c, err := db.Counts(ctx)
@@ -233,49 +243,64 @@ func copyArchive(tb testing.TB, path string) string {
 	return dst
 }
 
-// BenchmarkRankingQuality measures what the candidate cap costs in ranking
-// quality: for each mixed query, the share of the exhaustive top 20 (every
-// match ranked) that the capped search also returns. Exhaustive ranking of a
-// common word takes seconds at 1M, so this runs on the 100k archive.
+// BenchmarkRankingQuality checks the default search against --exhaustive on
+// the 200 mixed queries: the share of queries whose top 20 is identical
+// (same videos, same order, same scores) must be 100; overlap is the mean
+// share of the exhaustive top 20 the default returns. Exhaustive ranking of
+// a common word takes a second or two at 1M, so this takes minutes.
 func BenchmarkRankingQuality(b *testing.B) {
 	ctx := context.Background()
 	queries := benchGenerator().Queries(200)
-	db := openBench(b, benchArchive(b, 100_000))
-	for b.Loop() {
-		var sum float64
-		var identical int
-		for _, text := range queries {
-			capped, err := db.Search(ctx, store.Query{Text: text, Limit: 20})
-			if err != nil {
-				b.Fatal(err)
-			}
-			exact, err := db.Search(ctx, store.Query{Text: text, Limit: 20, Exhaustive: true})
-			if err != nil {
-				b.Fatal(err)
-			}
-			if len(exact) == 0 {
-				sum++
-				identical++
-				continue
-			}
-			got := map[string]bool{}
-			for _, h := range capped {
-				got[h.VideoID] = true
-			}
-			same := 0
-			for _, h := range exact {
-				if got[h.VideoID] {
-					same++
+	for _, size := range benchSizes {
+		b.Run(size.name, func(b *testing.B) {
+			db := openBench(b, benchArchive(b, size.n))
+			for b.Loop() {
+				var sum float64
+				var identical int
+				for _, text := range queries {
+					got, err := db.Search(ctx, store.Query{Text: text, Limit: 20})
+					if err != nil {
+						b.Fatal(err)
+					}
+					exact, err := db.Search(ctx, store.Query{Text: text, Limit: 20, Exhaustive: true})
+					if err != nil {
+						b.Fatal(err)
+					}
+					if reflect.DeepEqual(got, exact) {
+						identical++
+					} else {
+						b.Logf("%q differs:\n  default    %v\n  exhaustive %v", text, hitIDs(got), hitIDs(exact))
+					}
+					if len(exact) == 0 {
+						sum++
+						continue
+					}
+					in := map[string]bool{}
+					for _, h := range got {
+						in[h.VideoID] = true
+					}
+					same := 0
+					for _, h := range exact {
+						if in[h.VideoID] {
+							same++
+						}
+					}
+					sum += float64(same) / float64(len(exact))
 				}
+				b.ReportMetric(100*sum/float64(len(queries)), "top20-overlap-%")
+				b.ReportMetric(100*float64(identical)/float64(len(queries)), "identical-%")
+				b.ReportMetric(0, "ns/op")
 			}
-			sum += float64(same) / float64(len(exact))
-			if same == len(exact) {
-				identical++
-			}
-		}
-		b.ReportMetric(100*sum/float64(len(queries)), "top20-overlap-%")
-		b.ReportMetric(float64(identical), "queries-identical")
+		})
 	}
+}
+
+func hitIDs(hits []store.Hit) []string {
+	out := make([]string, len(hits))
+	for i, h := range hits {
+		out[i] = h.VideoID
+	}
+	return out
 }
 
 // BenchmarkSavePage stores 50-video chart pages into a copy of each archive:

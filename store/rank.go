@@ -78,6 +78,7 @@ func idf(n, df float64) float64 {
 type rankedPhrase struct {
 	tokens []uint32 // hashes of the phrase's tokens
 	grams  []uint32 // hashes of the title_grams tokens that must all be present
+	df     float64  // videos containing it, estimated (docFreq)
 	idf    float64
 }
 

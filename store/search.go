@@ -250,7 +250,7 @@ func (s searcher) run() ([]Hit, error) {
 			if err != nil {
 				return nil, err
 			}
-			rs.phrases[i].idf = idf(float64(st.videos), df)
+			rs.phrases[i].df, rs.phrases[i].idf = df, idf(float64(st.videos), df)
 		}
 	}
 	id := registerRankState(rs)
@@ -329,22 +329,12 @@ func (s searcher) docFreq(expr string, st archiveState) (float64, error) {
 // probe returns how many videos match expr: exact up to n, above that
 // extrapolated from the density of its newest n matches.
 func (s searcher) probe(expr string, probe int, st archiveState) (float64, error) {
-	rows, err := s.stmt(s.st.docFreq).QueryContext(s.ctx, expr, probe)
-	if err != nil {
+	var n int
+	var last sql.NullInt64
+	if err := s.stmt(s.st.docFreq).QueryRowContext(s.ctx, expr, probe).Scan(&n, &last); err != nil {
 		return 0, fmt.Errorf("store: search: %w", err)
 	}
-	defer rows.Close()
-	n, last := 0, int64(0)
-	for rows.Next() {
-		if err := rows.Scan(&last); err != nil {
-			return 0, fmt.Errorf("store: search: %w", err)
-		}
-		n++
-	}
-	if err := rows.Err(); err != nil {
-		return 0, fmt.Errorf("store: search: %w", err)
-	}
-	return estimateDocFreq(n, probe, last, st), nil
+	return estimateDocFreq(n, probe, last.Int64, st), nil
 }
 
 // estimateDocFreq: the newest n matches lie among the videos with ids

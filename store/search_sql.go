@@ -27,7 +27,8 @@ const (
 		WHERE max_seen >= ?1 AND (max_seen, block) < (?2, ?3) ORDER BY max_seen DESC, block DESC LIMIT ?4`
 	sqlBlocksByViews = `SELECT block, max_seen, min_rank, max_views FROM video_blocks
 		WHERE max_seen >= ?1 AND (max_views, block) < (?2, ?3) ORDER BY max_views DESC, block DESC LIMIT ?4`
-	sqlDocFreq   = `SELECT -rowid FROM video_fts WHERE video_fts MATCH ? ORDER BY rowid LIMIT ?`
+	// How many of the newest ?2 matches there are, and the oldest of them.
+	sqlDocFreq   = `SELECT count(*), min(id) FROM (SELECT -rowid AS id FROM video_fts WHERE video_fts MATCH ?1 ORDER BY rowid LIMIT ?2)`
 	sqlHitVideos = `SELECT id, video_id, title, tags, channel_title, description, published_at_s, category_id FROM videos
 		WHERE id IN (SELECT value FROM json_each(?))`
 	sqlHitRegions = `SELECT video, region FROM video_regions WHERE video IN (SELECT value FROM json_each(?1))
