@@ -1,6 +1,7 @@
 package store
 
 import (
+	"container/heap"
 	"database/sql/driver"
 	"math"
 	"sync"
@@ -161,28 +162,114 @@ func boost(lastSeen, newest int64, bestRank int) float64 {
 	return 1 + fresh*(freshWeight+chartWeight*chart)
 }
 
-// rankState is what ytrend_rank needs to score one query's candidates.
+// rankState is what ytrend_rank needs to score one search's candidates.
 type rankState struct {
 	raw     bool // text relevance is FTS5's bm25 (the fts_rank argument)
 	phrases []rankedPhrase
 	avgdl   float64
 	newest  int64
 
-	// While a walk ranks its blocks: a candidate whose trend factor times
-	// textMax cannot reach floor is not scored (ytrend_rank returns -1).
-	textMax, floor float64
+	// What ytrend_keep needs. textMax bounds text relevance (+Inf for raw
+	// queries); floor is the walk's page's last score so far. kept holds
+	// the best limit sort keys of the candidates kept so far — scores for
+	// relevance, last sightings for recent, view counts for views — all real
+	// matches of this search, so a candidate whose key cannot reach the
+	// least of them cannot place in the page.
+	prune   bool // false: keep everything (Query.Exhaustive, the reference)
+	order   SortOrder
+	limit   int
+	textMax float64
+	floor   float64
+	kept    keyHeap
+}
+
+// keep reports whether a candidate can still place in the page, and
+// remembers its key where the key is known before scoring.
+func (rs *rankState) keep(seen int64, best int, views int64) bool {
+	if !rs.prune {
+		return true
+	}
+	switch rs.order {
+	case SortRecent:
+		return rs.kept.offer(float64(seen), rs.limit)
+	case SortViews:
+		return rs.kept.offer(float64(views), rs.limit)
+	}
+	floor := rs.floor
+	if len(rs.kept) == rs.limit {
+		floor = max(floor, rs.kept[0])
+	}
+	return !(rs.textMax*boost(seen, rs.newest, best)*boundSlack < floor)
+}
+
+// keyHeap is a min-heap of the best keys so far.
+type keyHeap []float64
+
+func (h keyHeap) Len() int           { return len(h) }
+func (h keyHeap) Less(i, j int) bool { return h[i] < h[j] }
+func (h keyHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *keyHeap) Push(x any)        { *h = append(*h, x.(float64)) }
+func (h *keyHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// offer adds k to the best limit keys and reports whether k is at least the
+// least of them (a tie with the last place still needs its score).
+func (h *keyHeap) offer(k float64, limit int) bool {
+	if len(*h) < limit {
+		heap.Push(h, k)
+		return true
+	}
+	if k < (*h)[0] {
+		return false
+	}
+	if k > (*h)[0] {
+		(*h)[0] = k
+		heap.Fix(h, 0)
+	}
+	return true
 }
 
 // ytrend_rank(state, id, last_seen, best_rank, terms, doc_len, fts_rank) is
 // the ranking formula above, as an SQL function, so that SQLite scores and
 // sorts a query's candidates and only the final page is read back into Go.
-// state identifies a rankState registered for the duration of one query.
+// state identifies a rankState registered for the duration of one search.
+//
+// ytrend_keep(state, last_seen, best_rank, views) is 0 for a candidate that
+// cannot place in the page (rankState.keep): the query then skips
+// ytrend_rank, whose term blob argument alone costs more than the whole
+// test.
 func init() {
 	sqlite.MustRegisterFunction("ytrend_rank", &sqlite.FunctionImpl{
 		NArgs:        7,
 		VolatileArgs: true, // terms is read during the call only
 		Scalar:       rankFunc,
 	})
+	sqlite.MustRegisterFunction("ytrend_keep", &sqlite.FunctionImpl{
+		NArgs:  4,
+		Scalar: keepFunc,
+	})
+}
+
+func keepFunc(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
+	key, _ := args[0].(int64)
+	v, ok := rankStates.Load(key)
+	if !ok {
+		return int64(1), nil
+	}
+	seen, _ := args[1].(int64)
+	best, _ := args[2].(int64) // NULL (never charted) reads as 0
+	views, ok := args[3].(int64)
+	if !ok {
+		views = -1 // hidden
+	}
+	if v.(*rankState).keep(seen, int(best), views) {
+		return int64(1), nil
+	}
+	return int64(0), nil
 }
 
 var (
@@ -207,10 +294,6 @@ func rankFunc(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, err
 	rs := v.(*rankState)
 	seen, _ := args[2].(int64)
 	best, _ := args[3].(int64) // NULL (never charted) reads as 0
-	b := boost(seen, rs.newest, int(best))
-	if rs.floor > 0 && rs.textMax*b*boundSlack < rs.floor {
-		return -1.0, nil
-	}
 	var text float64
 	if rs.raw {
 		r, _ := args[6].(float64)
@@ -220,5 +303,9 @@ func rankFunc(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, err
 		docLen, _ := args[5].(int64)
 		text = textScore(rs.phrases, terms(t), int(docLen), rs.avgdl)
 	}
-	return text * b, nil
+	score := text * boost(seen, rs.newest, int(best))
+	if rs.prune && rs.order == SortRelevance {
+		rs.kept.offer(score, rs.limit)
+	}
+	return score, nil
 }

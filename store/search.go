@@ -241,7 +241,8 @@ func (s searcher) run() ([]Hit, error) {
 		f.since = s.q.Since.UnixMicro()
 	}
 
-	rs := &rankState{raw: s.pq.raw, newest: st.newest, avgdl: float64(st.tokens) / float64(st.videos)}
+	rs := &rankState{raw: s.pq.raw, newest: st.newest, avgdl: float64(st.tokens) / float64(st.videos),
+		prune: !s.q.Exhaustive, order: s.q.Sort, limit: s.q.Limit, textMax: math.Inf(1)}
 	if !s.pq.raw {
 		rs.phrases = make([]rankedPhrase, len(s.pq.phrases))
 		for i, p := range s.pq.phrases {
@@ -251,6 +252,10 @@ func (s searcher) run() ([]Hit, error) {
 				return nil, err
 			}
 			rs.phrases[i].df, rs.phrases[i].idf = df, idf(float64(st.videos), df)
+		}
+		rs.textMax = 0
+		for _, p := range rs.phrases {
+			rs.textMax += p.idf * (bm25K1 + 1)
 		}
 	}
 	id := registerRankState(rs)
@@ -298,7 +303,7 @@ func (s searcher) candidates(f candidateFilter, rankID, lo, hi int64, c cuts) ([
 		if err := rows.Scan(&c.id, &c.score, &c.lastSeen, &best, &c.views); err != nil {
 			return nil, queryError(s.pq, err)
 		}
-		if c.score < 0 { // cannot reach the walk's page (rankState.floor)
+		if c.score < 0 { // cannot place in the page (ytrend_keep)
 			continue
 		}
 		c.bestRank = int(best.Int64)

@@ -38,8 +38,9 @@ const (
 // sqlCandidates ranks the matches of a query within a range of video ids
 // inside SQLite, so that only the best page of that range crosses into Go
 // (each value read back through database/sql costs as much as scoring a
-// candidate). ytrend_rank (rank.go) scores each match; SQLite sorts and
-// returns ?8 rows. The filters apply inside the scan.
+// candidate). ytrend_rank (rank.go) scores each match that ytrend_keep says
+// can still place in the page (-1 otherwise); SQLite sorts and returns ?8
+// rows. The filters apply inside the scan.
 //
 // Parameters: ?1 regions (JSON), ?2 since (µs, 0 if none), ?3 the MATCH
 // expression, ?4 and ?5 the lowest and highest rowid to read (the index's
@@ -55,10 +56,12 @@ func sqlCandidates(raw, regions, channels, categories bool, order SortOrder) str
 	if regions {
 		// One row per matching region: a video's best rank and last
 		// sighting over those regions.
-		b.WriteString(`SELECT id, ytrend_rank(?7, id, max(seen), min(best), terms, len, fts_rank) AS score,
+		b.WriteString(`SELECT id, CASE WHEN ytrend_keep(?7, max(seen), min(best), views)
+			THEN ytrend_rank(?7, id, max(seen), min(best), terms, len, fts_rank) ELSE -1.0 END AS score,
 			max(seen) AS seen, min(best) AS best, views`)
 	} else {
-		b.WriteString(`SELECT id, ytrend_rank(?7, id, seen, best, terms, len, fts_rank) AS score, seen, best, views`)
+		b.WriteString(`SELECT id, CASE WHEN ytrend_keep(?7, seen, best, views)
+			THEN ytrend_rank(?7, id, seen, best, terms, len, fts_rank) ELSE -1.0 END AS score, seen, best, views`)
 	}
 	b.WriteString(` FROM (SELECT -f.rowid AS id, s.views AS views, s.doc_len AS len, s.terms AS terms, `)
 	if raw {

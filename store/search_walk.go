@@ -98,11 +98,7 @@ func (s searcher) rank(f candidateFilter, rs *rankState, rankID int64, st archiv
 // walk returns the best page of the (about n) matches among about nBlocks
 // blocks, walking them best bound first.
 func (s searcher) walk(f candidateFilter, rs *rankState, rankID int64, n float64, nBlocks int64) ([]candidate, error) {
-	textMax := 0.0
-	for _, p := range rs.phrases {
-		textMax += p.idf * (bm25K1 + 1)
-	}
-	rs.textMax = textMax
+	textMax := rs.textMax
 	blocks := newBlockCursor(s, f.since)
 	var top []candidate
 	var group []int64
@@ -133,10 +129,14 @@ func (s searcher) walk(f candidateFilter, rs *rankState, rankID int64, n float64
 		top = s.best(top)
 		group = group[:0]
 		// Bigger groups run fewer queries (each seeks every term of the
-		// MATCH); the cuts and the stop test keep them from ranking much
-		// more. Measured at 1M: a third less time than one block at a time
-		// once the page is full.
-		want *= grow
+		// MATCH), and in newest-first order the cuts and the stop test keep
+		// them from ranking much more: measured at 1M, a third less time
+		// than one block at a time once the page is full. In views order a
+		// full page's stop test is what keeps a walk short (its blocks are
+		// scattered, each a query of its own): one block at a time then.
+		if s.q.Sort != SortViews || len(top) < s.q.Limit {
+			want *= grow
+		}
 		return nil
 	}
 	for {
