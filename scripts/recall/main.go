@@ -17,8 +17,9 @@
 //
 // The table's "full" column counts queries that returned a whole page of
 // Limit results (so the limit itself was tested), "worst" the lowest rank at
-// which a found video came. Misses are re-run with Exhaustive set, so a miss caused by the candidate
-// window (store.CandidateCap) is told apart from one the index cannot match.
+// which a found video came. Misses are re-run with Exhaustive set: the
+// default search must give the same results, so a miss that Exhaustive
+// finds is a ranking defect, and one it does not is the index's.
 package main
 
 import (
