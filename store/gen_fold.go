@@ -2,9 +2,13 @@
 
 // gen_fold derives fold_table.go by asking SQLite's FTS5 unicode61 tokenizer
 // (remove_diacritics 2, categories 'L* N* Co M*') how it folds every code
-// point, and recording where that differs from unicode.ToLower. The Go-side
-// tokenizer (tokenize.go) uses the table so that the terms it counts for
-// ranking are the terms FTS5 indexes. Run with: go generate ./store
+// point, and recording where that differs from unicode.ToLower, and which
+// code points it keeps inside a token although Go's tables call them neither
+// letter, digit, mark nor private use (the glue ranges: FTS5's tables predate
+// them, many emoji among them). The Go-side tokenizer (text.go) uses the
+// tables so that the terms it counts for ranking are the terms FTS5 indexes,
+// and the store knows which FTS5 tokens hold more than one of its words. Run
+// with: go generate ./store (offline: it needs only modernc.org/sqlite).
 package main
 
 import (
@@ -35,12 +39,17 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	for c := rune(0x80); c <= unicode.MaxRune; c++ {
-		if !utf8.ValidRune(c) || !unicode.In(c, unicode.L, unicode.N, unicode.M, unicode.Co) {
+	ins, err := tx.Prepare(`INSERT INTO t(rowid, x) VALUES (?, ?)`)
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Every code point but NUL, which ends the text for the tokenizer.
+	for c := rune(1); c <= unicode.MaxRune; c++ {
+		if !utf8.ValidRune(c) {
 			continue
 		}
 		// "q<c>q" is one token "q<fold(c)>q" when c is a token character.
-		if _, err := tx.Exec(`INSERT INTO t(rowid, x) VALUES (?, ?)`, c, "q"+string(c)+"q"); err != nil {
+		if _, err := ins.Exec(c, "q"+string(c)+"q"); err != nil {
 			log.Fatal(err)
 		}
 	}
@@ -64,11 +73,23 @@ package store
 var foldTable = map[rune]rune{
 `)
 	n := 0
+	var glue []rune // ascending
 	for rows.Next() {
 		var c rune
 		var terms string
 		if err := rows.Scan(&c, &terms); err != nil {
 			log.Fatal(err)
+		}
+		if !goToken(c) {
+			if !strings.Contains(terms, " ") {
+				if c < utf8.RuneSelf {
+					// The ASCII fast paths of text.go assume only letters
+					// and digits are token characters.
+					log.Fatalf("FTS5 keeps ASCII %U inside a token", c)
+				}
+				glue = append(glue, c)
+			}
+			continue
 		}
 		f := strings.TrimSuffix(strings.TrimPrefix(terms, "q"), "q")
 		want := rune(-1)
@@ -89,6 +110,25 @@ var foldTable = map[rune]rune{
 	if err := rows.Err(); err != nil {
 		log.Fatal(err)
 	}
+	out.WriteString(`}
+
+// glueRanges are the code points, in ascending ranges, that FTS5's unicode61
+// tokenizer keeps inside a token although Go's tables call them neither
+// letter, digit, mark nor private use: assigned after FTS5's tables (many
+// emoji among them), or never assigned. FTS5 indexes Дорого🤍Идеальные as one
+// token; the Go tokenizer splits it at 🤍.
+var glueRanges = [...][2]rune{
+`)
+	nr := 0
+	for i := 0; i < len(glue); {
+		j := i
+		for j+1 < len(glue) && glue[j+1] == glue[j]+1 {
+			j++
+		}
+		fmt.Fprintf(&out, "{0x%04X, 0x%04X}, // %d\n", glue[i], glue[j], j-i+1)
+		nr++
+		i = j + 1
+	}
 	out.WriteString("}\n")
 	src, err := format.Source(out.Bytes())
 	if err != nil {
@@ -97,7 +137,15 @@ var foldTable = map[rune]rune{
 	if err := os.WriteFile("fold_table.go", src, 0o644); err != nil {
 		log.Fatal(err)
 	}
-	log.Printf("fold_table.go: %d entries", n)
+	log.Printf("fold_table.go: %d fold entries, %d glue code points in %d ranges", n, len(glue), nr)
+}
+
+// goToken reports whether Go's tables put c in the tokenizer's categories.
+func goToken(c rune) bool {
+	if c < utf8.RuneSelf {
+		return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+	}
+	return unicode.In(c, unicode.L, unicode.N, unicode.M, unicode.Co)
 }
 
 func printable(c, to rune) string {
