@@ -55,9 +55,13 @@
 // there: 東京 finds 東京の天気予報 in a title, 日帰り finds a description's
 // 東京からの日帰りで... A bigram never spans two runs, so nothing matches
 // across two columns or two tags. Each column's grams count in that column
-// for ranking (a description word weighs as description text). Archives
-// indexed before this are upgraded in place by [DB.Regram] (migrate and the
-// daily maintenance). text.go mirrors the FTS5
+// for ranking (a description word weighs as description text). FTS5's
+// Unicode tables also predate many emoji and keep them inside a token
+// (Дорого🤍Идеальные is one FTS5 token); the store splits there as at any
+// emoji, and the gram column also holds the words of each such token
+// (дорого идеальные), so each is found, alone or as a phrase, and counts in
+// its own column. Archives indexed before either are upgraded in place by
+// [DB.Regram] (migrate and the daily maintenance). text.go mirrors the FTS5
 // tokenizer in Go (fold_table.go is generated from FTS5 itself), so the store
 // counts terms and builds snippets without asking SQLite.
 //

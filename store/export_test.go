@@ -122,7 +122,7 @@ func Degram(ctx context.Context, db *DB) error {
 			rows.Close()
 			return err
 		}
-		g := columnGrams{gramText(title)}
+		g := columnGrams{runs: [4]string{gramText(title)}}
 		if s := g.indexed(); s != "" {
 			o.grams = s
 		}
@@ -164,3 +164,9 @@ func Degram(ctx context.Context, db *DB) error {
 // SetTitleGramsOnly makes new rows index grams of their titles alone (the
 // index before 0007_regram), for the index size comparison.
 func SetTitleGramsOnly(on bool) { testTitleGramsOnly = on }
+
+// GluedWords is what the gram column adds for the glued tokens of s.
+func GluedWords(s string) []string { return appendGlued(nil, s) }
+
+// GluedMark begins each group of glued words.
+const GluedMark = gluedMark

@@ -19,10 +19,11 @@ import (
 // TestTokenizerMatchesFTS5 checks the two agree.
 
 // isTokenRune reports whether r is part of a word for unicode61 with
-// categories 'L* N* Co M*'. (FTS5's older Unicode tables also treat code
-// points assigned since as word characters, some emoji among them; the Go
-// side calls those separators, which only means such symbols are not
-// searchable words.)
+// categories 'L* N* Co M*'. FTS5's older Unicode tables also keep the glue
+// runes (isGlueRune) inside a token, many emoji among them; the Go side calls
+// them separators, as for every other emoji, and the gram column holds the
+// words FTS5 glued together (appendGlued), so that every word the Go
+// tokenizer sees is in the index.
 func isTokenRune(r rune) bool {
 	if r < utf8.RuneSelf {
 		return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9'
@@ -31,6 +32,25 @@ func isTokenRune(r rune) bool {
 		return false
 	}
 	return unicode.In(r, unicode.L, unicode.N, unicode.M, unicode.Co)
+}
+
+// isGlueRune reports whether FTS5 keeps r inside a token although Go's
+// tables call it neither letter, digit, mark nor private use: code points
+// assigned after FTS5's tables (🤍, 🤩, 🥔, ₽, ...) or never assigned.
+func isGlueRune(r rune) bool {
+	if r < glueRanges[0][0] {
+		return false
+	}
+	lo, hi := 0, len(glueRanges)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if glueRanges[m][1] < r {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo < len(glueRanges) && glueRanges[lo][0] <= r
 }
 
 // foldRune lower-cases r and removes Latin diacritics as unicode61 does; -1
@@ -196,15 +216,121 @@ func gramText(text string) string {
 	return strings.Join(parts, " ")
 }
 
-// columnGrams is gramText of each text column: title, tags, channel title,
-// description.
-type columnGrams [4]string
+// gluedMark begins each group of glued words in the gram column. FTS5
+// indexes it as a word (U+FDD1 is a glue rune) that no query can contain
+// (the Go tokenizer splits at it), so no phrase matches across two groups.
+const gluedMark = "\uFDD1"
+
+// appendGlued appends to dst, for every token of s as FTS5 indexes it that
+// holds a glue rune, gluedMark and then the Go tokens (folded) it is made
+// of, in order, and returns dst:
+//
+//	"Дорого🤍Идеальные 🥔EP.3-1" -> gluedMark дорого идеальные gluedMark ep
+//
+// FTS5 indexes those tokens whole (дорого🤍идеальные), which no query
+// matches; with its words in the gram column, a word matches there and a
+// quoted phrase of them too. Tokens without glue add nothing: FTS5 indexes
+// them as the Go tokenizer sees them.
+func appendGlued(dst []string, s string) []string {
+	if !hasGlue(s) {
+		return dst
+	}
+	var group []string
+	glued := false // the FTS5 token being read holds a glue rune
+	flush := func() {
+		if glued && len(group) > 0 {
+			dst = append(dst, gluedMark)
+			dst = append(dst, group...)
+		}
+		group, glued = group[:0], false
+	}
+	prevEnd := 0
+	scanTokens(s, func(start, end int, folded []byte) {
+		// The text between two Go tokens: inside one FTS5 token when FTS5
+		// reads all of it as token characters.
+		joins, after, before := gapGlue(s[prevEnd:start])
+		if prevEnd == 0 || !joins {
+			glued = glued || after
+			flush()
+			glued = before
+		} else {
+			glued = glued || after
+		}
+		group = append(group, string(folded))
+		prevEnd = end
+	})
+	if _, after, _ := gapGlue(s[prevEnd:]); after {
+		glued = true
+	}
+	flush()
+	return dst
+}
+
+// gapGlue reads the text between two Go tokens as FTS5 does. joins: FTS5
+// reads all of it as token characters (one token spans the gap); after:
+// glue runes follow the first token within its FTS5 token; before: glue
+// runes precede the second one within its FTS5 token.
+func gapGlue(gap string) (joins, after, before bool) {
+	i := 0
+	for i < len(gap) {
+		r, size := utf8.DecodeRuneInString(gap[i:])
+		if r < utf8.RuneSelf || !isTokenRune(r) && !isGlueRune(r) {
+			break
+		}
+		after = after || isGlueRune(r)
+		i += size
+	}
+	if i == len(gap) {
+		return true, after, after
+	}
+	for j := len(gap); j > i; {
+		r, size := utf8.DecodeLastRuneInString(gap[:j])
+		if r < utf8.RuneSelf || !isTokenRune(r) && !isGlueRune(r) {
+			break
+		}
+		before = before || isGlueRune(r)
+		j -= size
+	}
+	return false, after, before
+}
+
+// hasGlue reports whether s holds a glue rune: almost never, so the scan
+// for glued words is skipped.
+func hasGlue(s string) bool {
+	for i := 0; i < len(s); {
+		if s[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if isGlueRune(r) {
+			return true
+		}
+		i += size
+	}
+	return false
+}
+
+// columnGrams is what the gram column holds for a video: gramText of each
+// text column (title, tags, channel title, description), and the words of
+// every column's glued tokens (appendGlued).
+type columnGrams struct {
+	runs  [4]string
+	glued string
+}
 
 func gramsOf(title, tags, channel, description string) columnGrams {
 	if testTitleGramsOnly {
-		return columnGrams{gramText(title)}
+		return columnGrams{runs: [4]string{gramText(title)}}
 	}
-	return columnGrams{gramText(title), gramText(tags), gramText(channel), gramText(description)}
+	var glued []string
+	for _, s := range []string{title, tags, channel, description} {
+		glued = appendGlued(glued, s)
+	}
+	return columnGrams{
+		runs:  [4]string{gramText(title), gramText(tags), gramText(channel), gramText(description)},
+		glued: strings.Join(glued, " "),
+	}
 }
 
 // testTitleGramsOnly, set by benchmarks only, indexes grams of titles alone,
@@ -214,14 +340,19 @@ var testTitleGramsOnly bool
 
 // indexed is the text of the index's gram column (still named title_grams,
 // from when only titles had grams): every column's grams, one after the
-// other. A bigram never spans two runs, and each run ends with its last rune
-// alone, so no query phrase matches across two runs or two columns.
+// other, then the glued words. A bigram never spans two runs, and each run
+// ends with its last rune alone, so no query phrase matches across two runs
+// or two columns; each group of glued words begins with gluedMark, so no
+// phrase runs into or out of one either.
 func (g columnGrams) indexed() string {
 	var parts []string
-	for _, s := range g {
+	for _, s := range g.runs {
 		if s != "" {
 			parts = append(parts, s)
 		}
+	}
+	if g.glued != "" {
+		parts = append(parts, g.glued)
 	}
 	return strings.Join(parts, " ")
 }
@@ -314,7 +445,8 @@ type termCounts [4]uint8 // title, tags, channel, description
 // document length in tokens over every indexed column (bm25's D).
 //
 // A column's CJK/Thai grams count in that column: a word of a Japanese
-// description weighs as description text, not as a title.
+// description weighs as description text, not as a title. Glued words are
+// not counted again: they are the Go tokens of their column, counted there.
 func buildTerms(title, tags, channel, description string, grams columnGrams) (terms, int) {
 	counts := map[uint32]*termCounts{}
 	var order []uint32
@@ -342,7 +474,7 @@ func buildTerms(title, tags, channel, description string, grams columnGrams) (te
 	n += add(tags, 1, true)
 	n += add(channel, 2, true)
 	for col := 0; col < 3; col++ {
-		for _, g := range strings.Fields(grams[col]) {
+		for _, g := range strings.Fields(grams.runs[col]) {
 			bump(counts, &order, termHash(g), col)
 			n++
 		}
@@ -352,7 +484,7 @@ func buildTerms(title, tags, channel, description string, grams columnGrams) (te
 		desc[termHashBytes(folded)]++
 		n++
 	})
-	for _, g := range strings.Fields(grams[3]) {
+	for _, g := range strings.Fields(grams.runs[3]) {
 		desc[termHash(g)]++
 		n++
 	}

@@ -44,11 +44,11 @@ func ftsTokens(tb testing.TB, texts []string) [][]string {
 	defer rows.Close()
 	for rows.Next() {
 		var doc int
-		var term string
+		var term sql.NullString // NULL: a token of dropped diacritics only
 		if err := rows.Scan(&doc, &term); err != nil {
 			tb.Fatal(err)
 		}
-		out[doc-1] = append(out[doc-1], term)
+		out[doc-1] = append(out[doc-1], term.String)
 	}
 	return out
 }
@@ -207,5 +207,59 @@ func TestMatchExpr(t *testing.T) {
 	// At most 16 phrases.
 	if got := strings.Count(store.MatchExpr(strings.Repeat("word ", 5)+strings.Join(strings.Fields("a b c d e f g h i j k l m n o p q r s t"), " ")), " AND "); got != 15 {
 		t.Errorf("%d ANDs, want 15 (16 phrases)", got)
+	}
+}
+
+// Every token FTS5 makes of a text that the Go tokenizer splits (it holds a
+// glue rune: an emoji newer than FTS5's tables, say) is in the gram column
+// as the Go tokens it holds, and nothing else is.
+func TestGluedWordsMatchFTS5(t *testing.T) {
+	texts := []string{
+		"Дорого🤍Идеальные",
+		"🥔EP.3-1 감자 캠핑",
+		"Os🤩 gols",
+		"ゲーム実況🫶まとめ",
+		"Alpha🫠Bravo charlie Delta🫠Echo",
+		"plain text without glue 😀 mid😀word",
+		"🤍🤍 alone 🤍",
+		"100₽ and 50₺, ₽100",
+		"a🤍b🤍c d🥰 🥰e",
+		"cafe\u0301🤍x\u0303",
+		"\u2068عربي\u2069 title",
+		"東京🤍天気 ข่าว🤩วันนี้",
+	}
+	// Random mixtures of letters, marks, glue runes, separators and
+	// letters FTS5 splits at.
+	palette := []rune{'a', 'B', '7', 'ж', 'é', '\u0301', '東', 'の', '한', 'ก', '่', ' ', '.', '-', '😀', '🤍', '🥔', '🫠', '₽', '\u2069', '\uFDD1', '\u0378'}
+	seed := uint32(1)
+	for i := 0; i < 400; i++ {
+		var b strings.Builder
+		for j := 0; j < 12; j++ {
+			seed = seed*1664525 + 1013904223
+			b.WriteRune(palette[int(seed>>16)%len(palette)])
+		}
+		texts = append(texts, b.String())
+	}
+	fts := ftsTokens(t, texts)
+	bad := 0
+	for i, s := range texts {
+		var want []string
+		for _, tok := range fts[i] {
+			words := store.Tokens(tok)
+			if len(words) == 0 || slices.Equal(words, []string{tok}) {
+				continue
+			}
+			want = append(want, store.GluedMark)
+			want = append(want, words...)
+		}
+		if got := store.GluedWords(s); !slices.Equal(got, want) {
+			bad++
+			if bad <= 10 {
+				t.Errorf("glued words of %q (FTS5 tokens %q):\n got %q\nwant %q", s, fts[i], got, want)
+			}
+		}
+	}
+	if bad > 10 {
+		t.Errorf("... %d texts differ in all, of %d", bad, len(texts))
 	}
 }
