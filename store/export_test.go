@@ -96,9 +96,24 @@ func RegionFacet(region regions.Code) string { return regionFacet(region) }
 func SetHeartbeat(db *DB, d time.Duration) { db.self.every = d }
 
 // Degram puts every video's index data back as binaries before
-// 0007_regram wrote it (grams of the title only) and marks the upgrade
-// pending, as an archive upgraded from them is.
+// 0007_regram wrote it (grams of the title only) and marks the upgrades
+// since pending, as an archive upgraded from them is.
 func Degram(ctx context.Context, db *DB) error {
+	return reindexAsOld(ctx, db, func(title, _, _, _ string) columnGrams {
+		return columnGrams{runs: [4]string{gramText(title)}}
+	}, upgradeGrams, upgradeGlued)
+}
+
+// Unglue puts every video's index data back as binaries between
+// 0007_regram and 0009_glued_words wrote it (grams of every column, no
+// glued words) and marks that upgrade pending.
+func Unglue(ctx context.Context, db *DB) error {
+	return reindexAsOld(ctx, db, func(title, tags, channel, desc string) columnGrams {
+		return columnGrams{runs: [4]string{gramText(title), gramText(tags), gramText(channel), gramText(desc)}}
+	}, upgradeGlued)
+}
+
+func reindexAsOld(ctx context.Context, db *DB, gramsOf func(title, tags, channel, desc string) columnGrams, pending ...string) error {
 	tx, err := db.writer.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -122,7 +137,7 @@ func Degram(ctx context.Context, db *DB) error {
 			rows.Close()
 			return err
 		}
-		g := columnGrams{runs: [4]string{gramText(title)}}
+		g := gramsOf(title, tags, channel, desc)
 		if s := g.indexed(); s != "" {
 			o.grams = s
 		}
@@ -155,8 +170,10 @@ func Degram(ctx context.Context, db *DB) error {
 	if _, err := tx.ExecContext(ctx, `UPDATE archive_totals SET tokens = tokens + ? WHERE id = 1`, delta); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE index_upgrades SET next_id = 0, done = 0 WHERE name = ?`, upgradeGrams); err != nil {
-		return err
+	for _, name := range pending {
+		if _, err := tx.ExecContext(ctx, `UPDATE index_upgrades SET next_id = 0, done = 0 WHERE name = ?`, name); err != nil {
+			return err
+		}
 	}
 	return tx.Commit()
 }

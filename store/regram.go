@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 )
 
@@ -11,39 +10,71 @@ import (
 // a second, so a concurrent fetch waits that long for the write lock at most.
 const regramStep = 500
 
-const upgradeGrams = "grams_every_column"
+// Index upgrades (table index_upgrades): each re-derives the gram column and
+// term counts of the rows stored before it, and what it adds to the index.
+// Re-deriving a row with today's code does every upgrade at once, so Regram
+// carries them all from the lowest point any of them has reached.
+const (
+	upgradeGrams = "grams_every_column" // 0007_regram
+	upgradeGlued = "glued_words"        // 0009_glued_words
+)
 
-// RegramStatus says how far the re-derivation of CJK/Thai grams (migration
-// 0007) has come.
+var upgradeAbout = map[string]string{
+	upgradeGrams: "CJK/Thai words in every column",
+	upgradeGlued: "words written against an emoji",
+}
+
+// RegramStatus says how far the re-derivation of the index's gram column
+// (migrations 0007 and 0009) has come.
 type RegramStatus struct {
-	Done    bool
-	NextID  int64 // videos.id it resumes from
-	Pending int64 // videos at or above NextID
+	Done     bool
+	Upgrades []string // what the pending upgrades make findable, for people
+	NextID   int64    // videos.id it resumes from
+	Pending  int64    // videos at or above NextID
 }
 
 // RegramProgress reads where Regram stands.
 func (db *DB) RegramProgress(ctx context.Context) (RegramStatus, error) {
-	var st RegramStatus
-	err := db.reader.QueryRowContext(ctx, `SELECT u.done, u.next_id, (SELECT count(*) FROM videos WHERE id >= u.next_id)
-		FROM index_upgrades u WHERE u.name = ?`, upgradeGrams).Scan(&st.Done, &st.NextID, &st.Pending)
-	if errors.Is(err, sql.ErrNoRows) {
-		return RegramStatus{Done: true}, nil
-	}
+	rows, err := db.reader.QueryContext(ctx, `SELECT name, next_id FROM index_upgrades WHERE NOT done ORDER BY name`)
 	if err != nil {
-		return st, fmt.Errorf("store: regram progress: %w", err)
+		return RegramStatus{}, fmt.Errorf("store: regram progress: %w", err)
+	}
+	defer rows.Close()
+	st := RegramStatus{Done: true}
+	for rows.Next() {
+		var name string
+		var next int64
+		if err := rows.Scan(&name, &next); err != nil {
+			return RegramStatus{}, fmt.Errorf("store: regram progress: %w", err)
+		}
+		if st.Done || next < st.NextID {
+			st.NextID = next
+		}
+		st.Done = false
+		about := upgradeAbout[name]
+		if about == "" {
+			about = name
+		}
+		st.Upgrades = append(st.Upgrades, about)
+	}
+	if err := rows.Err(); err != nil {
+		return RegramStatus{}, fmt.Errorf("store: regram progress: %w", err)
 	}
 	if st.Done {
-		st.Pending = 0
+		return st, nil
+	}
+	if err := db.reader.QueryRowContext(ctx, `SELECT count(*) FROM videos WHERE id >= ?`, st.NextID).Scan(&st.Pending); err != nil {
+		return RegramStatus{}, fmt.Errorf("store: regram progress: %w", err)
 	}
 	return st, nil
 }
 
 // Regram re-derives the index's grams and term counts of the videos stored
-// before grams covered every column (tags, channel titles, descriptions),
-// in short transactions from where it last stopped, until every row is done
-// or ctx ends; progress, if set, is told after each step. A row whose grams
-// do not change is only read. Searches keep working throughout: a row not yet
-// upgraded is found by its title's grams and its whole runs, as before.
+// before a pending upgrade (grams of every column, not only the title's; the
+// words FTS5 glues to an emoji), in short transactions from where it last
+// stopped, until every row is done or ctx ends; progress, if set, is told
+// after each step. A row whose grams do not change is only read. Searches
+// keep working throughout: a row not yet upgraded is found as before.
 func (db *DB) Regram(ctx context.Context, progress func(RegramStatus)) error {
 	for {
 		if err := ctx.Err(); err != nil {
@@ -71,16 +102,19 @@ func (db *DB) regramStep(ctx context.Context) (done bool, err error) {
 		return false, err
 	}
 	defer tx.Rollback()
-	var next int64
-	err = tx.QueryRowContext(ctx, `SELECT next_id FROM index_upgrades WHERE name = ? AND NOT done`, upgradeGrams).Scan(&next)
-	if errors.Is(err, sql.ErrNoRows) {
-		return true, nil // done, or an archive that never needed it
-	}
+	// The lowest point any pending upgrade has reached; rows between it and
+	// another upgrade's point are re-derived again, which changes nothing
+	// there (they are only read).
+	var next sql.NullInt64
+	err = tx.QueryRowContext(ctx, `SELECT min(next_id) FROM index_upgrades WHERE NOT done`).Scan(&next)
 	if err != nil {
 		return false, err
 	}
+	if !next.Valid {
+		return true, nil // done, or an archive that never needed it
+	}
 	rows, err := tx.QueryContext(ctx, `SELECT v.id, v.title, v.tags, v.channel_title, v.description, coalesce(v.title_grams, ''), s.doc_len
-		FROM videos v JOIN video_stats s ON s.video = v.id WHERE v.id >= ? ORDER BY v.id LIMIT ?`, next, regramStep)
+		FROM videos v JOIN video_stats s ON s.video = v.id WHERE v.id >= ? ORDER BY v.id LIMIT ?`, next.Int64, regramStep)
 	if err != nil {
 		return false, err
 	}
@@ -92,7 +126,7 @@ func (db *DB) regramStep(ctx context.Context) (done bool, err error) {
 		delta  int64
 	}
 	var changes []change
-	last, n := next-1, 0
+	last, n := next.Int64-1, 0
 	for rows.Next() {
 		var id, docLen int64
 		var title, tags, channel, desc, stored string
@@ -145,8 +179,8 @@ func (db *DB) regramStep(ctx context.Context) (done bool, err error) {
 		db.ftsWrites.Add(2)
 	}
 	finished := n < regramStep
-	if _, err := tx.ExecContext(ctx, `UPDATE index_upgrades SET next_id = ?, done = ? WHERE name = ?`,
-		last+1, finished, upgradeGrams); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE index_upgrades SET next_id = max(next_id, ?), done = ? WHERE NOT done`,
+		last+1, finished); err != nil {
 		return false, err
 	}
 	return finished, tx.Commit()

@@ -455,6 +455,43 @@ func TestMigrateCommand(t *testing.T) {
 	}
 }
 
+// migrate finishes every pending index upgrade and says which: an archive
+// written before 0007 and 0009 has both.
+func TestMigrateCommandUpgradesIndex(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, sim.Config{})
+	ctx := context.Background()
+	db, err := store.Open(ctx, w.env["YTREND_DB"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Now().Add(-time.Hour)
+	run, err := db.StartRun(ctx, "RU", store.TriggerSchedule, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.SavePage(ctx, store.Page{RunID: run, Region: "RU", FetchedAt: at, Kind: store.PageChart, FirstRank: 1,
+		Videos: []store.Video{{ID: "ru1", Title: "Дорого🤍Идеальные", ChannelID: "UCru", ChannelTitle: "Канал"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Writer().ExecContext(ctx, `UPDATE index_upgrades SET done = 0, next_id = 0`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	const both = "words written against an emoji; CJK/Thai words in every column"
+	r := w.mustRun("migrate")
+	if !strings.Contains(r.stderr, "indexing "+both+": 1 videos") || !strings.Contains(r.stdout, "indexed "+both) {
+		t.Errorf("migrate with two upgrades pending:\nstdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	}
+	if r := w.mustRun("migrate"); strings.Contains(r.stderr+r.stdout, "indexing") || strings.Contains(r.stdout, "indexed") {
+		t.Errorf("second migrate upgraded again:\nstdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	}
+	hits := decode[[]map[string]any](t, w.mustRun("search", "Дорого", "--json").stdout)
+	if len(hits) != 1 || hits[0]["video_id"] != "ru1" {
+		t.Errorf("search Дорого after migrate: %v", hits)
+	}
+}
+
 // TestMakeDemo runs the demo script against the test binary: it must pass
 // from a fresh tree with no Redis and no network but the simulator's.
 func TestMakeDemo(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -73,7 +74,8 @@ A database migrated by a newer ytrend is refused and left untouched.`,
 			if err != nil || st.Done {
 				return err
 			}
-			fmt.Fprintf(c.stderr, "%s: indexing CJK/Thai words in every column of %d videos\n", path, st.Pending)
+			upgrades := strings.Join(st.Upgrades, "; ")
+			fmt.Fprintf(c.stderr, "%s: indexing %s: %d videos\n", path, upgrades, st.Pending)
 			stop := newStop(cmd.Context(), tellUser(c.stderr, "finishing the step in flight"))
 			defer stop.close()
 			last := time.Now()
@@ -89,7 +91,7 @@ A database migrated by a newer ytrend is refused and left untouched.`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(c.stdout, "%s: every column's CJK/Thai words indexed\n", path)
+			fmt.Fprintf(c.stdout, "%s: indexed %s\n", path, upgrades)
 			return nil
 		},
 	}
