@@ -76,19 +76,32 @@ func (db *DB) RegramProgress(ctx context.Context) (RegramStatus, error) {
 // after each step. A row whose grams do not change is only read. Searches
 // keep working throughout: a row not yet upgraded is found as before.
 func (db *DB) Regram(ctx context.Context, progress func(RegramStatus)) error {
+	// Progress is counted down from one count of the pending rows, not
+	// recounted after each step: counting reads every row left, and doing
+	// so after each of a million-row archive's 2,000 steps took longer than
+	// the upgrade itself.
+	var st RegramStatus
+	if progress != nil {
+		var err error
+		if st, err = db.RegramProgress(ctx); err != nil {
+			return fmt.Errorf("store: regram: %w", err)
+		}
+	}
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		done, err := db.regramStep(ctx)
+		done, read, next, err := db.regramStep(ctx)
 		if err != nil {
 			return fmt.Errorf("store: regram: %w", err)
 		}
 		if progress != nil {
-			st, err := db.RegramProgress(ctx)
-			if err == nil {
-				progress(st)
+			if done {
+				st = RegramStatus{Done: true}
+			} else {
+				st.NextID, st.Pending = next, max(0, st.Pending-int64(read))
 			}
+			progress(st)
 		}
 		if done {
 			return nil
@@ -96,27 +109,30 @@ func (db *DB) Regram(ctx context.Context, progress func(RegramStatus)) error {
 	}
 }
 
-func (db *DB) regramStep(ctx context.Context) (done bool, err error) {
+// regramStep re-derives the next regramStep rows from the lowest point of the
+// pending upgrades. It reports whether every upgrade is done, how many rows
+// it read and where the next step starts.
+func (db *DB) regramStep(ctx context.Context) (done bool, read int, next int64, err error) {
 	tx, err := db.writer.BeginTx(ctx, nil)
 	if err != nil {
-		return false, err
+		return false, 0, 0, err
 	}
 	defer tx.Rollback()
 	// The lowest point any pending upgrade has reached; rows between it and
 	// another upgrade's point are re-derived again, which changes nothing
 	// there (they are only read).
-	var next sql.NullInt64
-	err = tx.QueryRowContext(ctx, `SELECT min(next_id) FROM index_upgrades WHERE NOT done`).Scan(&next)
+	var from sql.NullInt64
+	err = tx.QueryRowContext(ctx, `SELECT min(next_id) FROM index_upgrades WHERE NOT done`).Scan(&from)
 	if err != nil {
-		return false, err
+		return false, 0, 0, err
 	}
-	if !next.Valid {
-		return true, nil // done, or an archive that never needed it
+	if !from.Valid {
+		return true, 0, 0, nil // done, or an archive that never needed it
 	}
 	rows, err := tx.QueryContext(ctx, `SELECT v.id, v.title, v.tags, v.channel_title, v.description, coalesce(v.title_grams, ''), s.doc_len
-		FROM videos v JOIN video_stats s ON s.video = v.id WHERE v.id >= ? ORDER BY v.id LIMIT ?`, next.Int64, regramStep)
+		FROM videos v JOIN video_stats s ON s.video = v.id WHERE v.id >= ? ORDER BY v.id LIMIT ?`, from.Int64, regramStep)
 	if err != nil {
-		return false, err
+		return false, 0, 0, err
 	}
 	type change struct {
 		id     int64
@@ -126,13 +142,13 @@ func (db *DB) regramStep(ctx context.Context) (done bool, err error) {
 		delta  int64
 	}
 	var changes []change
-	last, n := next.Int64-1, 0
+	last, n := from.Int64-1, 0
 	for rows.Next() {
 		var id, docLen int64
 		var title, tags, channel, desc, stored string
 		if err := rows.Scan(&id, &title, &tags, &channel, &desc, &stored, &docLen); err != nil {
 			rows.Close()
-			return false, err
+			return false, 0, 0, err
 		}
 		last, n = id, n+1
 		g := gramsOf(title, tags, channel, desc)
@@ -147,7 +163,7 @@ func (db *DB) regramStep(ctx context.Context) (done bool, err error) {
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return false, err
+		return false, 0, 0, err
 	}
 	if len(changes) > 0 {
 		ids := make([]int64, len(changes))
@@ -159,29 +175,29 @@ func (db *DB) regramStep(ctx context.Context) (done bool, err error) {
 		// The index forgets the rows as they were indexed, then takes them
 		// as they are now.
 		if _, err := tx.ExecContext(ctx, sqlFTSDelete, jsonIDs(ids)); err != nil {
-			return false, err
+			return false, 0, 0, err
 		}
 		for _, c := range changes {
 			if _, err := tx.ExecContext(ctx, `UPDATE videos SET title_grams = ? WHERE id = ?`, c.grams, c.id); err != nil {
-				return false, err
+				return false, 0, 0, err
 			}
 			if _, err := tx.ExecContext(ctx, `UPDATE video_stats SET terms = ?, doc_len = ? WHERE video = ?`,
 				[]byte(c.terms), c.docLen, c.id); err != nil {
-				return false, err
+				return false, 0, 0, err
 			}
 		}
 		if _, err := tx.ExecContext(ctx, sqlFTSInsert, jsonIDs(ids)); err != nil {
-			return false, err
+			return false, 0, 0, err
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE archive_totals SET tokens = tokens + ? WHERE id = 1`, tokens); err != nil {
-			return false, err
+			return false, 0, 0, err
 		}
 		db.ftsWrites.Add(2)
 	}
 	finished := n < regramStep
 	if _, err := tx.ExecContext(ctx, `UPDATE index_upgrades SET next_id = max(next_id, ?), done = ? WHERE NOT done`,
 		last+1, finished); err != nil {
-		return false, err
+		return false, 0, 0, err
 	}
-	return finished, tx.Commit()
+	return finished, n, last + 1, tx.Commit()
 }
