@@ -9,7 +9,8 @@
 --
 -- The triggers keep each bound at the extreme of every value its videos have
 -- ever held, whichever code path writes video_stats (pages, imports,
--- upgrades). A value that later shrinks (views corrected downwards, a video
+-- upgrades), and write the block's row only when a bound moves: most rows of
+-- a page share a block and a fetch time. A value that later shrinks (views corrected downwards, a video
 -- deleted) leaves its block's bound loose, never wrong.
 CREATE TABLE video_blocks (
     block     INTEGER PRIMARY KEY,  -- video_stats.video >> 10
@@ -31,7 +32,9 @@ CREATE TRIGGER video_blocks_insert AFTER INSERT ON video_stats BEGIN
         ON CONFLICT (block) DO UPDATE SET
             max_seen  = max(max_seen, excluded.max_seen),
             min_rank  = coalesce(min(min_rank, excluded.min_rank), min_rank, excluded.min_rank),
-            max_views = max(max_views, excluded.max_views);
+            max_views = max(max_views, excluded.max_views)
+        WHERE excluded.max_seen > max_seen OR excluded.max_views > max_views
+            OR excluded.min_rank < coalesce(min_rank, excluded.min_rank + 1);
 END;
 
 CREATE TRIGGER video_blocks_update AFTER UPDATE OF last_seen, best_rank, views ON video_stats BEGIN
@@ -40,5 +43,7 @@ CREATE TRIGGER video_blocks_update AFTER UPDATE OF last_seen, best_rank, views O
         ON CONFLICT (block) DO UPDATE SET
             max_seen  = max(max_seen, excluded.max_seen),
             min_rank  = coalesce(min(min_rank, excluded.min_rank), min_rank, excluded.min_rank),
-            max_views = max(max_views, excluded.max_views);
+            max_views = max(max_views, excluded.max_views)
+        WHERE excluded.max_seen > max_seen OR excluded.max_views > max_views
+            OR excluded.min_rank < coalesce(min_rank, excluded.min_rank + 1);
 END;
