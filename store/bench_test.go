@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/ytrend/ytrend/internal/archivetest"
 	"github.com/ytrend/ytrend/internal/synth"
@@ -81,6 +82,19 @@ func BenchmarkSearch(b *testing.B) {
 	for i := 0; i < 20; i++ {
 		top = append(top, g.Word(i), g.Word(i)+" "+g.Word(i+1))
 	}
+	// Chinese and Japanese: whole words drawn at corpus frequency, and
+	// two-character fragments of them (found through grams).
+	var cjk []string
+	for _, q := range g.Queries(4000) {
+		for _, w := range strings.Fields(q) {
+			if r := []rune(w); len(r) >= 2 && unicode.In(r[0], unicode.Han, unicode.Hiragana, unicode.Katakana) && len(cjk) < 100 {
+				cjk = append(cjk, w)
+				if len(r) >= 3 {
+					cjk = append(cjk, string(r[1:3]))
+				}
+			}
+		}
+	}
 	for _, size := range benchSizes {
 		b.Run(size.name, func(b *testing.B) {
 			path := benchArchive(b, size.n)
@@ -102,6 +116,7 @@ func BenchmarkSearch(b *testing.B) {
 			}{
 				{"mixed", mixed, nil},
 				{"topwords", top, nil},
+				{"cjk", cjk, nil},
 				{"region-DE", mixed[:100], func(q *store.Query) { q.Regions = []regions.Code{"DE"} }},
 				{"since-24h", mixed[:100], func(q *store.Query) { q.Since = newest.Add(-24 * time.Hour) }},
 				{"channel", mixed[:100], func(q *store.Query) { q.Channel = channel }},
