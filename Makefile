@@ -17,9 +17,10 @@ build: ## Build bin/ytrend
 	$(GO) build -o $(BIN) ./cmd/ytrend
 
 .PHONY: test
-test: ## go vet, the whole suite under -race, then a short fuzz of search text, raw queries against filters, schedule.yaml, dataset files and serve's search parameters
+test: ## go vet, the whole suite under -race, the search walk's full-size checks, then a short fuzz of search text, raw queries against filters, schedule.yaml, dataset files and serve's search parameters
 	$(GO) vet $(PKGS)
 	$(GO) test -race -count=1 $(PKGS)
+	$(GO) test -count=1 -run '^TestWalk' ./store
 	$(GO) test -run '^$$' -fuzz '^FuzzSearchQuery$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./store
 	$(GO) test -run '^$$' -fuzz '^FuzzRawQueryFilters$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./store
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./config

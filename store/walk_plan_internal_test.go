@@ -9,7 +9,7 @@ import (
 
 // How many times each candidates statement calls ytrend_keep and
 // ytrend_rank per row: once each, or the walk's heap is offered a key twice.
-func TestRedteamExplainKeepOnce(t *testing.T) {
+func TestCandidatesCallKeepOnce(t *testing.T) {
 	ctx := context.Background()
 	db, err := Open(ctx, filepath.Join(t.TempDir(), "x.db"))
 	if err != nil {

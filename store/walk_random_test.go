@@ -16,13 +16,13 @@ import (
 
 // Red-team tests: the default walk must equal Query.Exhaustive.
 
-var rtWords = []string{"alpha", "beta", "gamma", "delta", "omega"}
+var randWords = []string{"alpha", "beta", "gamma", "delta", "omega"}
 
-// rtArchive builds a small archive of n videos with few distinct texts,
+// randArchive builds a small archive of n videos with few distinct texts,
 // fetch times, ranks and view counts (so that ties abound), re-sighted at
 // random, some in search pages (no rank, no region), some from older
 // history saved late.
-func rtArchive(t testing.TB, db *store.DB, seed int64, n int) {
+func randArchive(t testing.TB, db *store.DB, seed int64, n int) {
 	t.Helper()
 	ctx := context.Background()
 	rng := rand.New(rand.NewSource(seed))
@@ -34,7 +34,7 @@ func rtArchive(t testing.TB, db *store.DB, seed int64, n int) {
 			if j > 0 {
 				s += " "
 			}
-			s += rtWords[rng.Intn(len(rtWords))]
+			s += randWords[rng.Intn(len(randWords))]
 		}
 		titles[i] = s
 	}
@@ -134,16 +134,16 @@ func rtArchive(t testing.TB, db *store.DB, seed int64, n int) {
 	}
 }
 
-func rtRandomQuery(rng *rand.Rand, newest time.Time) store.Query {
+func randQuery(rng *rand.Rand, newest time.Time) store.Query {
 	var q store.Query
 	switch rng.Intn(8) {
 	case 0:
-		q.Text = rtWords[rng.Intn(len(rtWords))] + " OR " + rtWords[rng.Intn(len(rtWords))]
+		q.Text = randWords[rng.Intn(len(randWords))] + " OR " + randWords[rng.Intn(len(randWords))]
 		q.Raw = true
 	case 1, 2:
-		q.Text = rtWords[rng.Intn(len(rtWords))] + " " + rtWords[rng.Intn(len(rtWords))]
+		q.Text = randWords[rng.Intn(len(randWords))] + " " + randWords[rng.Intn(len(randWords))]
 	default:
-		q.Text = rtWords[rng.Intn(len(rtWords))]
+		q.Text = randWords[rng.Intn(len(randWords))]
 	}
 	q.Sort = []store.SortOrder{store.SortRelevance, store.SortRecent, store.SortViews}[rng.Intn(3)]
 	q.Limit = []int{1, 2, 3, 5, 7, 20, 100, 500, 1 + rng.Intn(500)}[rng.Intn(9)]
@@ -169,17 +169,19 @@ func rtRandomQuery(rng *rand.Rand, newest time.Time) store.Query {
 	return q
 }
 
-func TestRedteamRandomWalkEqualsExhaustive(t *testing.T) {
+func TestWalkRandomEqualsExhaustive(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds archives")
 	}
 	ctx := context.Background()
-	seeds := 3
-	if s := os.Getenv("RT_SEEDS"); s != "" {
+	seeds, nq := 3, 300
+	if raceDetector {
+		seeds, nq = 2, 40
+	}
+	if s := os.Getenv("YTREND_WALK_SEEDS"); s != "" {
 		seeds, _ = strconv.Atoi(s)
 	}
-	nq := 300
-	if s := os.Getenv("RT_QUERIES"); s != "" {
+	if s := os.Getenv("YTREND_WALK_QUERIES"); s != "" {
 		nq, _ = strconv.Atoi(s)
 	}
 	defer store.SetWalkGroup(0)
@@ -191,7 +193,10 @@ func TestRedteamRandomWalkEqualsExhaustive(t *testing.T) {
 	for seed := int64(1); seed <= int64(seeds); seed++ {
 		db, _ := openDB(t)
 		n := 3000 + int(seed%3)*4000
-		rtArchive(t, db, seed, n)
+		if raceDetector {
+			n = 3000 // three blocks
+		}
+		randArchive(t, db, seed, n)
 		if seed%2 == 0 {
 			// Delete some videos: their blocks' bounds stay loose.
 			rng := rand.New(rand.NewSource(-seed))
@@ -214,7 +219,7 @@ func TestRedteamRandomWalkEqualsExhaustive(t *testing.T) {
 		rng := rand.New(rand.NewSource(seed))
 		fails := 0
 		for i := 0; i < nq && fails < 5; i++ {
-			q := rtRandomQuery(rng, newest)
+			q := randQuery(rng, newest)
 			group := rng.Intn(4)
 			store.SetWalkGroup(group)
 			w0 := walks
@@ -240,7 +245,7 @@ func TestRedteamRandomWalkEqualsExhaustive(t *testing.T) {
 }
 
 // Views order walks only for small limits on common words: aim at those.
-func TestRedteamViewsWalk(t *testing.T) {
+func TestWalkViewsOrder(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds archives")
 	}
@@ -249,20 +254,28 @@ func TestRedteamViewsWalk(t *testing.T) {
 	var walks int
 	store.SetWalkHook(func(r, b int) { walks++ })
 	defer store.SetWalkHook(nil)
-	for seed := int64(11); seed <= 13; seed++ {
+	last := int64(13)
+	if raceDetector {
+		last = 11
+	}
+	for seed := int64(11); seed <= last; seed++ {
 		db, _ := openDB(t)
 		n := 7000
-		rtArchive(t, db, seed, n)
+		randArchive(t, db, seed, n)
 		var newestUS int64
 		if err := db.Reader().QueryRow(`SELECT max(last_seen) FROM video_stats`).Scan(&newestUS); err != nil {
 			t.Fatal(err)
 		}
 		rng := rand.New(rand.NewSource(seed))
-		for i := 0; i < 300; i++ {
-			q := rtRandomQuery(rng, time.UnixMicro(newestUS))
+		nq := 300
+		if raceDetector {
+			nq = 60
+		}
+		for i := 0; i < nq; i++ {
+			q := randQuery(rng, time.UnixMicro(newestUS))
 			q.Sort, q.Limit, q.Raw = store.SortViews, 1+rng.Intn(6), false
 			if q.Raw {
-				q.Text = rtWords[0]
+				q.Text = randWords[0]
 			}
 			store.SetWalkGroup(rng.Intn(3))
 			got, err := db.Search(ctx, q)
@@ -284,13 +297,13 @@ func TestRedteamViewsWalk(t *testing.T) {
 
 // Searches while pages are written and videos deleted: each search is one
 // snapshot, so none fails, and parallel searches do not share ranking state.
-func TestRedteamSearchDuringWrites(t *testing.T) {
+func TestSearchDuringWrites(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds an archive")
 	}
 	ctx := context.Background()
 	db, _ := openDB(t)
-	rtArchive(t, db, 5, 4000)
+	randArchive(t, db, 5, 4000)
 	stop := make(chan struct{})
 	werr := make(chan error, 1)
 	go func() {
@@ -311,7 +324,7 @@ func TestRedteamSearchDuringWrites(t *testing.T) {
 			var vs []store.Video
 			for j := 0; j < 50; j++ {
 				id := rng.Intn(6000)
-				vs = append(vs, store.Video{ID: fmt.Sprintf("v%05d", id), Title: rtWords[rng.Intn(5)] + " " + rtWords[rng.Intn(5)],
+				vs = append(vs, store.Video{ID: fmt.Sprintf("v%05d", id), Title: randWords[rng.Intn(5)] + " " + randWords[rng.Intn(5)],
 					ChannelID: "UC001", ChannelTitle: "chan001", Views: i64(int64(rng.Intn(10)) * 1000)})
 			}
 			if _, err := db.SavePage(ctx, store.Page{RunID: run, Region: "US", FetchedAt: at, Kind: store.PageChart, FirstRank: 1, Videos: vs}); err != nil {
@@ -332,8 +345,12 @@ func TestRedteamSearchDuringWrites(t *testing.T) {
 	for g := 0; g < 4; g++ {
 		go func(g int) {
 			rng := rand.New(rand.NewSource(int64(g)))
-			for i := 0; i < 60; i++ {
-				q := rtRandomQuery(rng, t0.Add(60*24*time.Hour))
+			nq := 60
+			if raceDetector {
+				nq = 20
+			}
+			for i := 0; i < nq; i++ {
+				q := randQuery(rng, t0.Add(60*24*time.Hour))
 				q.Exhaustive = i%3 == 0
 				if _, err := db.Search(ctx, q); err != nil {
 					errs <- fmt.Errorf("%+v: %w", q, err)
