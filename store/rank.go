@@ -170,16 +170,15 @@ type rankState struct {
 	newest  int64
 
 	// What ytrend_keep needs. textMax bounds text relevance (+Inf for raw
-	// queries); floor is the walk's page's last score so far. kept holds
-	// the best limit sort keys of the candidates kept so far — scores for
-	// relevance, last sightings for recent, view counts for views — all real
-	// matches of this search, so a candidate whose key cannot reach the
-	// least of them cannot place in the page.
+	// queries). kept holds the best limit sort keys of the candidates kept
+	// so far — scores for relevance, last sightings for recent, view counts
+	// for views — all real matches of this search (a walk's page among
+	// them), so a candidate whose key cannot reach the least of them
+	// cannot place in the page.
 	prune   bool // false: keep everything (Query.Exhaustive, the reference)
 	order   SortOrder
 	limit   int
 	textMax float64
-	floor   float64
 	kept    keyHeap
 }
 
@@ -195,11 +194,7 @@ func (rs *rankState) keep(seen int64, best int, views int64) bool {
 	case SortViews:
 		return rs.kept.offer(float64(views), rs.limit)
 	}
-	floor := rs.floor
-	if len(rs.kept) == rs.limit {
-		floor = max(floor, rs.kept[0])
-	}
-	return !(rs.textMax*boost(seen, rs.newest, best)*boundSlack < floor)
+	return len(rs.kept) < rs.limit || !(rs.textMax*boost(seen, rs.newest, best)*boundSlack < rs.kept[0])
 }
 
 // keyHeap is a min-heap of the best keys so far.

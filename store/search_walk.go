@@ -191,9 +191,9 @@ func (s searcher) walk(f candidateFilter, rs *rankState, rankID int64, n float64
 
 // cuts returns what a match must reach to beat the last of a full page:
 // its last sighting (recent; relevance: text ≤ textMax and the trend factor
-// ≤ 1 + fresh, so fresh ≥ floor/textMax − 1), its views (views). For
-// relevance it also sets the ranking state's floor, which the ranking
-// function checks with the chart bonus too before it scores the text.
+// ≤ 1 + fresh, so fresh ≥ floor/textMax − 1), its best rank (relevance, by
+// the chart bonus), its views (views): plain comparisons in the SQL, before
+// ytrend_keep tests the same bound on each candidate that passes them.
 func (s searcher) cuts(top []candidate, rs *rankState) cuts {
 	c := noCuts
 	if len(top) < s.q.Limit {
@@ -212,7 +212,6 @@ func (s searcher) cuts(top []candidate, rs *rankState) cuts {
 		// chartWeight·chart)), fresh and chart at most 1: to reach the
 		// floor it needs fresh ≥ R − 1 and chart ≥ (R − 1 − freshWeight)/
 		// chartWeight, R = floor/textMax.
-		rs.floor = last.score
 		r := last.score / (rs.textMax * boundSlack)
 		switch f := r - 1; {
 		case f >= 1: // not even a perfect match seen now
