@@ -129,6 +129,7 @@ type reserveOptions struct {
 	cost    int64
 	costSet bool
 	fence   *Fence
+	leading func() bool // confirms the fence by the caller's own clock; nil: never confirmed
 }
 
 // WithID sets the reservation ID (1-64 bytes of [A-Za-z0-9_.:-]). Repeating a
@@ -149,6 +150,16 @@ func WithCost(n int64) ReserveOption {
 // lease. A replica that was paused or cut off past its lease can spend
 // nothing when it wakes up.
 func WithFence(f Fence) ReserveOption { return func(o *reserveOptions) { o.fence = &f } }
+
+// WithLeading lets a fenced reservation fail open: while the backend cannot
+// be asked, the fence itself cannot be checked, so a fail-open grant goes
+// only to a caller that leads by its own monotonic clock right now (leading
+// returns true: it holds the lease and the lease has not run out since its
+// last renewal). Without it a fenced reservation never fails open. leading
+// is called once, after the backend failed to answer.
+func WithLeading(leading func() bool) ReserveOption {
+	return func(o *reserveOptions) { o.leading = leading }
+}
 
 // Result is the outcome of one Reserve.
 type Result struct {
@@ -211,7 +222,7 @@ func (l *Limiter) Reserve(ctx context.Context, call string, opts ...ReserveOptio
 	// unreachable, and on first contact its whole record (an audit), reach
 	// the backend before it decides anything.
 	if err := l.prepare(ctx); err != nil {
-		return l.backendFailed(ctx, res, charges, err)
+		return l.backendFailed(ctx, res, charges, o, err)
 	}
 	rv := reservation{call: l.markScope(res.Call), id: res.ID, callerID: o.id != "", charges: charges,
 		grace: l.cfg.RebuildGrace, fence: o.fence}
@@ -222,7 +233,7 @@ func (l *Limiter) Reserve(ctx context.Context, call string, opts ...ReserveOptio
 			l.log.Warn("quota: reservation refused", "call", res.Call, "id", res.ID, "err", err)
 			return res, err
 		}
-		return l.backendFailed(ctx, res, charges, err)
+		return l.backendFailed(ctx, res, charges, o, err)
 	}
 	res.At = d.at
 	res.Limits = l.usage(charges, d.used)
@@ -303,7 +314,7 @@ func (l *Limiter) usage(charges []charge, used []int64) []Usage {
 
 // backendFailed applies the call's Policy to a reservation the backend could
 // not decide.
-func (l *Limiter) backendFailed(ctx context.Context, res Result, charges []charge, err error) (Result, error) {
+func (l *Limiter) backendFailed(ctx context.Context, res Result, charges []charge, o reserveOptions, err error) (Result, error) {
 	if ctx.Err() != nil {
 		// The caller gave up; that says nothing about the backend.
 		return res, fmt.Errorf("quota: reserve %s: %w", res.Call, context.Cause(ctx))
@@ -321,6 +332,15 @@ func (l *Limiter) backendFailed(ctx context.Context, res Result, charges []charg
 		return res, fmt.Errorf("%w: reserve %s (policy closed): %w", ErrBackend, res.Call, err)
 	}
 
+	if o.fence != nil && (o.leading == nil || !o.leading()) {
+		// The backend would have checked the fence; without it only the
+		// caller's own clock can, and it does not confirm the lease.
+		l.log.Warn("quota: backend unreachable; not failing open: this process is not the confirmed leader",
+			"call", res.Call, "id", res.ID, "token", o.fence.Token, "err", err)
+		l.observe(res)
+		return res, fmt.Errorf("%w: reserve %s: backend unreachable (%w) and the leader lease is not confirmed by this process's clock",
+			ErrFenced, res.Call, err)
+	}
 	if l.record == nil {
 		l.log.Warn("quota: backend unreachable; not failing open: no record to keep the grant in", "call", res.Call, "id", res.ID, "err", err)
 		l.observe(res)
