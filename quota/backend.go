@@ -55,6 +55,7 @@ type reservation struct {
 	callerID bool // the caller chose id: a reuse with another cost is an error
 	charges  []charge
 	epoch    string        // the epoch the caller last saw, "" for none
+	seen     int64         // the highest write count the caller saw in that epoch
 	grace    time.Duration // how long a loss detected now admits nothing
 	fence    *Fence        // the leader lease the caller acts for, or nil
 }
@@ -70,6 +71,8 @@ type decision struct {
 	used       []int64 // per charge, after the decision
 	epoch      string
 	graceUntil time.Time
+	seq        int64 // the epoch's write count after the decision (0 where not kept)
+	lost       bool  // this call found the books lost and started epoch
 }
 
 const (
@@ -80,10 +83,15 @@ const (
 // syncRequest carries a process's grants to the backend.
 type syncRequest struct {
 	epoch     string
-	restoring bool // the caller met a loss: what it adds counts as restored
+	seen      int64 // the highest write count the caller saw in epoch
+	restoring bool  // the caller met a loss: what it adds counts as restored
 	grace     time.Duration
 	limits    []charge
 	entries   []journalEntry
+	// copyFrom asks for each limit's entries granted after it (one per
+	// limit; the zero time copies the whole log), for the caller's
+	// mirror; nil copies nothing.
+	copyFrom []time.Time
 }
 
 // syncResult is a backend's answer to sync.
@@ -93,6 +101,17 @@ type syncResult struct {
 	epoch      string
 	graceUntil time.Time
 	restored   bool // the epoch was not the caller's: the books had been lost
+	seq        int64
+	lost       bool // this call found the books lost and started epoch
+	// copies holds, when copyFrom was given and the backend keeps a log
+	// worth mirroring, one copy per limit.
+	copies []logCopy
+}
+
+// logCopy is part of one limit's log, for a mirror.
+type logCopy struct {
+	count   int64 // entries in the window now
+	entries []mirrorEntry
 }
 
 // snapshot is a backend's answer to status.

@@ -31,10 +31,11 @@ import (
 // each reservation prunes what left, the steady state of a busy credential.
 func benchConfig(cred string) quota.Config {
 	return quota.Config{
-		Credential: cred,
-		Costs:      map[string]int64{"videos.list": 1, "search.list": 100},
-		Limits:     []quota.Limit{{Name: "bench", Units: 1 << 50, Window: time.Second}},
-		Timeout:    5 * time.Second,
+		Credential:   cred,
+		Costs:        map[string]int64{"videos.list": 1, "search.list": 100},
+		Limits:       []quota.Limit{{Name: "bench", Units: 1 << 50, Window: time.Second}},
+		Timeout:      5 * time.Second,
+		RebuildGrace: noGrace,
 	}
 }
 
@@ -118,7 +119,7 @@ func BenchmarkRedisReserveDefault(b *testing.B) {
 	rdb := benchClient(b)
 	for _, call := range []string{"videos.list", "search.list"} {
 		b.Run("call="+call, func(b *testing.B) {
-			cfg := quota.DefaultConfig()
+			cfg := testConfig()
 			cfg.Credential = redistest.Prefix(b)
 			for i := range cfg.Limits {
 				cfg.Limits[i].Units = 1 << 50 // never refuse
@@ -277,7 +278,7 @@ func BenchmarkSaturatedMemory(b *testing.B) {
 	for _, mix := range mixes {
 		// Fill once, outside b.Run: the sub-benchmark's function runs
 		// several times and cleans up after each run.
-		cfg := quota.DefaultConfig()
+		cfg := testConfig()
 		cfg.Credential = redistest.Prefix(b)
 		cfg.Limits = cfg.Limits[:1] // the daily budget alone
 		l := newLimiter(b, cfg, quota.NewRedis(rdb))

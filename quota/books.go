@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -66,42 +67,77 @@ func parseLease(v string) *Fence {
 
 // books is a Limiter's view of its own grants and of the ledger's identity.
 type books struct {
-	mu       sync.Mutex // serializes syncs
-	epoch    atomic.Pointer[string]
-	started  atomic.Bool  // the first contact's audit has run
-	pending  atomic.Bool  // the record may hold fail-open grants the backend has not seen
-	startMu  sync.Mutex   // one prepare at a time
-	lastSync atomic.Int64 // unix micros of the last successful sync
-	seen     atomic.Int64 // the backend's clock at its latest answer, unix micros
+	mu      sync.Mutex  // serializes syncs
+	started atomic.Bool // the first contact's audit has run
+	pending atomic.Bool // the record may hold fail-open grants the backend has not seen
+	startMu sync.Mutex  // one prepare at a time
+	// lastSync is the host's unix micros at the last successful sync: only
+	// for reports, never for the books.
+	lastSync atomic.Int64
+
+	stateMu sync.Mutex
+	epoch   string    // the epoch this process last saw
+	seq     int64     // the highest write count it saw in that epoch
+	clock   time.Time // the backend's clock at its latest answer
+	mono    time.Time // the host's monotonic reading at that answer
 }
 
-// now is the earlier of the host clock and the backend's at its latest
-// answer: the record is pruned by it, and must never be pruned early.
+// now is the backend's clock as this process can tell it: its latest
+// answer plus the monotonic time since. The record and the mirror are
+// pruned by it and the first contact replays by it, so the host's wall
+// clock never decides what the books hold. Zero before any answer.
 func (b *books) now() time.Time {
-	now := time.Now()
-	if s := b.seen.Load(); s > 0 && s < now.UnixMicro() {
-		return time.UnixMicro(s)
+	b.stateMu.Lock()
+	defer b.stateMu.Unlock()
+	if b.clock.IsZero() {
+		return time.Time{}
 	}
-	return now
+	return b.clock.Add(time.Since(b.mono))
 }
 
-func (b *books) saw(t time.Time) {
-	if !t.IsZero() {
-		b.seen.Store(t.UnixMicro())
-	}
+// current returns the epoch this process last saw and the highest write
+// count it saw in it.
+func (b *books) current() (string, int64) {
+	b.stateMu.Lock()
+	defer b.stateMu.Unlock()
+	return b.epoch, b.seq
 }
 
 func (b *books) get() string {
-	if p := b.epoch.Load(); p != nil {
-		return *p
-	}
-	return ""
+	e, _ := b.current()
+	return e
 }
 
-func (b *books) set(e string) {
-	if e != "" {
-		b.epoch.Store(&e)
+// set adopts epoch e (a no-op for ""), keeping the count only if it is the
+// same epoch.
+func (b *books) set(e string) { b.saw(e, 0, time.Time{}) }
+
+// saw records an answer: the epoch and write count it names, and the
+// backend's clock.
+func (b *books) saw(e string, seq int64, at time.Time) {
+	b.stateMu.Lock()
+	defer b.stateMu.Unlock()
+	switch {
+	case e == "":
+	case e != b.epoch:
+		b.epoch, b.seq = e, seq
+	case seq > b.seq:
+		b.seq = seq
 	}
+	if !at.IsZero() {
+		b.clock, b.mono = at, time.Now()
+	}
+}
+
+// since is the oldest grant time the books can still count: everything
+// granted after it is inside the longest window. Zero (everything) before
+// the backend's clock is known.
+func (l *Limiter) since() time.Time {
+	now := l.books.now()
+	if now.IsZero() {
+		return time.Time{}
+	}
+	return now.Add(-l.longest - recordSlack)
 }
 
 // prepare runs before a decision. On a process's first contact it loads the
@@ -123,7 +159,7 @@ func (l *Limiter) prepare(ctx context.Context) error {
 	l.books.startMu.Lock()
 	defer l.books.startMu.Unlock()
 	if full = !l.books.started.Load(); full {
-		epoch, err := l.record.lastEpoch(ctx, l.cfg.Credential, l.books.now().Add(-l.longest-recordSlack))
+		epoch, err := l.record.lastEpoch(ctx, l.cfg.Credential, l.since())
 		if err != nil {
 			l.log.Warn("quota: cannot read the grant record", "err", err)
 			return nil
@@ -150,14 +186,26 @@ func (l *Limiter) prepare(ctx context.Context) error {
 // reservation decided afterwards.
 func (l *Limiter) decide(ctx context.Context, rv reservation) (decision, error) {
 	for attempt := 0; ; attempt++ {
-		rv.epoch = l.books.get()
+		rv.epoch, rv.seen = l.books.current()
 		bctx, cancel := context.WithTimeout(ctx, l.cfg.Timeout)
 		d, err := l.backend.reserve(bctx, l.cfg.Credential, rv)
 		cancel()
+		if d.lost {
+			l.log.Warn("quota: the ledger has lost its books (a restart, an eviction, a deleted key or a failover); "+
+				"nothing is admitted while every process restores its share", "epoch", d.epoch, "grace_until", d.graceUntil)
+		}
 		if err != nil || !d.replay {
-			l.books.set(d.epoch)
-			l.books.saw(d.at)
+			l.books.saw(d.epoch, d.seq, d.at)
 			return d, err
+		}
+		if rv.epoch == "" {
+			// First contact of a process with no record: nothing to
+			// replay, only the epoch to learn.
+			l.books.saw(d.epoch, d.seq, d.at)
+			if attempt > 0 {
+				return decision{}, fmt.Errorf("quota: the ledger's epoch changed again during a restore (now %s)", d.epoch)
+			}
+			continue
 		}
 		if attempt > 0 {
 			return decision{}, fmt.Errorf("quota: the ledger's epoch changed again during a restore (now %s)", d.epoch)
@@ -168,18 +216,33 @@ func (l *Limiter) decide(ctx context.Context, rv reservation) (decision, error) 
 	}
 }
 
-// remember adds a grant to the record. The grant stands either way: the
-// ledger counts it; only a later restore would miss it.
-func (l *Limiter) remember(ctx context.Context, res Result, charges []charge, epoch string, pending bool) {
-	if l.record == nil || res.Duplicate {
-		return
+// remember adds a grant to the record before it reaches its caller: a grant
+// the record does not hold could not be restored if the ledger lost its
+// books. The write waits at most Config.Timeout for the archive (whose
+// write lock a page write may hold); when it cannot be made, the grant is
+// given back and the reservation fails with ErrBackend. A duplicate is
+// written too: the first attempt's reply, and maybe its row, were lost.
+func (l *Limiter) remember(ctx context.Context, res Result, charges []charge, epoch string) error {
+	if l.record == nil {
+		return nil
 	}
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
-	defer cancel()
-	if err := l.record.add(rctx, l.cfg.Credential, l.grantRow(res, charges, epoch, pending)); err != nil {
-		l.log.Error("quota: granted, but the grant could not be added to this process's record: "+
-			"it cannot be restored if the ledger loses its books", "call", res.Call, "id", res.ID, "err", err)
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.cfg.Timeout)
+	err := l.record.add(rctx, l.cfg.Credential, l.grantRow(res, charges, epoch, false))
+	cancel()
+	if err == nil {
+		return nil
 	}
+	rerr := l.Release(context.WithoutCancel(ctx), res.ID)
+	if rerr != nil && !errors.Is(rerr, ErrNotFound) {
+		l.log.Error("quota: granted, but neither recorded nor given back; its units stay spent",
+			"call", res.Call, "id", res.ID, "err", err, "release_err", rerr)
+		return fmt.Errorf("%w: reserve %s: the grant could not be recorded (%w) nor given back (%w); its units stay spent",
+			ErrBackend, res.Call, err, rerr)
+	}
+	l.log.Error("quota: granted, but the archive could not record it in time; given back",
+		"call", res.Call, "id", res.ID, "timeout", l.cfg.Timeout, "err", err)
+	return fmt.Errorf("%w: reserve %s: the grant could not be recorded within %s and was given back: %w",
+		ErrBackend, res.Call, l.cfg.Timeout, err)
 }
 
 func (l *Limiter) grantRow(res Result, charges []charge, epoch string, pending bool) grantRow {
@@ -210,26 +273,34 @@ type SyncReport struct {
 // Sync checks the ledger's epoch and brings this process's grants to it.
 // With full, every grant of the record still inside its window is sent (an
 // audit: whatever a failover dropped is re-added); without, only the
-// fail-open grants the backend has not seen. Either way, an epoch that is
-// not the one this process last saw makes it send its whole record: the
-// books were lost, and this is its share of them. Sync is idempotent: no
-// grant is ever counted twice. `ytrend run` calls it on a short interval
-// (without full) and every redis.audit_interval (with); Reserve and Status
-// call it on first contact (full) and while fail-open grants wait.
+// fail-open grants the backend has not seen. Either way, when the books
+// turn out lost (this call or another process found the loss), the whole
+// record is sent, and with WithMirror the mirror too: the restore. Sync is
+// idempotent: no grant is ever counted twice. With WithMirror the same call
+// copies the log's new entries (the whole log with full) into the mirror.
+// `ytrend run` calls it on a short interval (without full) and every
+// redis.audit_interval (with); Reserve and Status call it on first contact
+// (full) and while fail-open grants wait.
 func (l *Limiter) Sync(ctx context.Context, full bool) (SyncReport, error) {
 	if l.record == nil {
-		return l.syncOnce(ctx, nil, false)
+		rep, _, err := l.syncOnce(ctx, nil, false, nil)
+		return rep, err
 	}
 	l.books.mu.Lock()
 	defer l.books.mu.Unlock()
-	since := l.books.now().Add(-l.longest - recordSlack)
+	first := !l.books.started.Load()
 	before := l.books.get()
-	var rep SyncReport
+	var copyFrom []time.Time
+	if l.mirror != nil {
+		copyFrom = l.mirror.request(len(l.limits), full)
+	}
 	// Cleared first: a fail-open grant recorded while this runs sets it again.
 	l.books.pending.Store(false)
-	pending, err := l.record.grants(ctx, l.cfg.Credential, since, true)
+	pending, err := l.record.grants(ctx, l.cfg.Credential, time.Time{}, true)
+	var rep SyncReport
+	var res syncResult
 	if err == nil {
-		rep, err = l.send(ctx, pending, false)
+		rep, res, err = l.send(ctx, pending, false, copyFrom)
 	}
 	if err == nil {
 		err = l.record.synced(ctx, l.cfg.Credential, ids(pending))
@@ -238,12 +309,23 @@ func (l *Limiter) Sync(ctx context.Context, full bool) (SyncReport, error) {
 		l.books.pending.Store(true)
 		return rep, err
 	}
+	since := l.since()
 	if full || rep.Restored {
 		all, err := l.record.grants(ctx, l.cfg.Credential, since, false)
 		if err != nil {
 			return rep, err
 		}
-		more, err := l.send(ctx, notPending(all, pending), rep.Restored)
+		all = notPending(all, pending)
+		if l.mirror != nil && (rep.Restored || first) {
+			// Every process's grants as last copied: the share of those
+			// that may never run again.
+			theirs, err := l.mirror.grants(ctx, l.cfg.Credential, since)
+			if err != nil {
+				return rep, err
+			}
+			all = append(all, notPending(theirs, append(all, pending...))...)
+		}
+		more, _, err := l.send(ctx, all, rep.Restored, nil)
 		if err != nil {
 			return rep, err
 		}
@@ -258,16 +340,59 @@ func (l *Limiter) Sync(ctx context.Context, full bool) (SyncReport, error) {
 		}
 	}
 	if rep.Restored {
-		ev := Rebuilt{From: before, To: rep.Epoch, At: time.Now(), Sent: rep.Sent, Added: rep.Added}
+		// The record now belongs to the new epoch: the next start of this
+		// process does not take the same loss for a new one.
+		if err := l.record.adopt(ctx, l.cfg.Credential, rep.Epoch); err != nil {
+			l.log.Warn("quota: grant record not moved to the new epoch", "err", err)
+		}
+		ev := Rebuilt{From: before, To: rep.Epoch, At: l.books.now(), Sent: rep.Sent, Added: rep.Added}
 		l.log.Warn("quota: the ledger had lost its books; restored this process's grants",
 			"from_epoch", before, "to_epoch", rep.Epoch, "grants", rep.Sent, "added", rep.Added)
 		l.onRebuild(ev)
 	}
+	if l.mirror != nil && res.copies != nil {
+		l.keepCopy(ctx, copyFrom, res, rep.Restored)
+	}
 	l.books.lastSync.Store(time.Now().UnixMicro())
-	if err := l.record.prune(ctx, l.cfg.Credential, l.books.now().Add(-l.longest-recordSlack)); err != nil {
-		l.log.Warn("quota: grant record not pruned", "err", err)
+	if !since.IsZero() {
+		if err := l.record.prune(ctx, l.cfg.Credential, since); err != nil {
+			l.log.Warn("quota: grant record not pruned", "err", err)
+		}
 	}
 	return rep, nil
+}
+
+// keepCopy writes what a sync copied of the log into the mirror. While the
+// books are being restored (a loss, or its grace) the log is partial: a
+// whole copy then adds to the mirror instead of replacing it.
+func (l *Limiter) keepCopy(ctx context.Context, from []time.Time, res syncResult, restoring bool) {
+	if restoring || res.graceUntil.After(res.at) {
+		from = slices.Clone(from)
+		for i := range from {
+			if from[i].IsZero() {
+				from[i] = time.UnixMicro(1) // merge, not replace
+			}
+		}
+		l.mirror.forget()
+	}
+	if _, err := l.mirror.store(ctx, l.cfg.Credential, l.limits, from, res.copies); err != nil {
+		l.log.Warn("quota: mirror not updated; copying the whole log next time", "err", err)
+		l.mirror.forget()
+		return
+	}
+	if err := l.mirror.prune(ctx, l.cfg.Credential, l.limits, res.at); err != nil {
+		l.log.Warn("quota: mirror not pruned", "err", err)
+	}
+	// The log can gain entries older than the copy's cursor (a fail-open
+	// grant replayed late): when the mirror holds fewer than the log, the
+	// next copy is a whole one.
+	for i, c := range l.limits {
+		n, err := l.mirror.count(ctx, l.cfg.Credential, c.name, res.at.Add(-c.window))
+		if err != nil || n < res.copies[i].count {
+			l.mirror.forget()
+			return
+		}
+	}
 }
 
 // restore is the sync a reservation runs when it meets another epoch.
@@ -276,9 +401,12 @@ func (l *Limiter) restore(ctx context.Context) (SyncReport, error) {
 }
 
 // send carries grants to the backend in batches; it always makes at least
-// one call, so the epoch is checked even with nothing to send.
-func (l *Limiter) send(ctx context.Context, gs []grantRow, restoring bool) (SyncReport, error) {
+// one call, so the epoch is checked even with nothing to send. The first
+// call asks for the mirror's copy (copyFrom, nil for none); its result is
+// returned.
+func (l *Limiter) send(ctx context.Context, gs []grantRow, restoring bool, copyFrom []time.Time) (SyncReport, syncResult, error) {
 	var rep SyncReport
+	var firstRes syncResult
 	for first := true; first || len(gs) > 0; first = false {
 		batch := gs[:min(len(gs), syncBatch)]
 		gs = gs[len(batch):]
@@ -290,31 +418,42 @@ func (l *Limiter) send(ctx context.Context, gs []grantRow, restoring bool) (Sync
 			}
 			entries[i] = e
 		}
-		r, err := l.syncOnce(ctx, entries, restoring)
+		var cf []time.Time
+		if first {
+			cf = copyFrom
+		}
+		r, res, err := l.syncOnce(ctx, entries, restoring, cf)
 		if err != nil {
-			return rep, err
+			return rep, firstRes, err
+		}
+		if first {
+			firstRes = res
 		}
 		rep.Epoch, rep.Sent, rep.Added = r.Epoch, rep.Sent+len(batch), rep.Added+r.Added
 		rep.Restored = rep.Restored || r.Restored
 		restoring = restoring || r.Restored
 	}
-	return rep, nil
+	return rep, firstRes, nil
 }
 
-func (l *Limiter) syncOnce(ctx context.Context, entries []journalEntry, restoring bool) (SyncReport, error) {
+func (l *Limiter) syncOnce(ctx context.Context, entries []journalEntry, restoring bool, copyFrom []time.Time) (SyncReport, syncResult, error) {
 	bctx, cancel := context.WithTimeout(ctx, l.cfg.Timeout)
 	defer cancel()
-	r, err := l.backend.sync(bctx, l.cfg.Credential, syncRequest{epoch: l.books.get(), grace: l.cfg.RebuildGrace,
-		limits: l.limits, entries: entries, restoring: restoring})
+	epoch, seen := l.books.current()
+	r, err := l.backend.sync(bctx, l.cfg.Credential, syncRequest{epoch: epoch, seen: seen, grace: l.cfg.RebuildGrace,
+		limits: l.limits, entries: entries, restoring: restoring, copyFrom: copyFrom})
 	if err != nil {
 		if errors.Is(err, ErrLimitConflict) || errors.Is(err, ErrLedgerDamaged) {
-			return SyncReport{}, err
+			return SyncReport{}, r, err
 		}
-		return SyncReport{}, fmt.Errorf("%w: sync: %w", ErrBackend, err)
+		return SyncReport{}, r, fmt.Errorf("%w: sync: %w", ErrBackend, err)
 	}
-	l.books.set(r.epoch)
-	l.books.saw(r.at)
-	return SyncReport{Epoch: r.epoch, Added: r.added, Restored: r.restored}, nil
+	if r.lost {
+		l.log.Warn("quota: the ledger has lost its books (a restart, an eviction, a deleted key or a failover); "+
+			"nothing is admitted while every process restores its share", "epoch", r.epoch, "grace_until", r.graceUntil)
+	}
+	l.books.saw(r.epoch, r.seq, r.at)
+	return SyncReport{Epoch: r.epoch, Added: r.added, Restored: r.restored || r.lost}, r, nil
 }
 
 func ids(gs []grantRow) []string {

@@ -205,7 +205,8 @@ func testRefusalConsumesNothing(t *testing.T, b quota.Backend, cred string) {
 			{Name: "large", Units: 100, Window: time.Hour},
 			{Name: "small", Units: 5, Window: time.Hour},
 		},
-		Timeout: 5 * time.Second,
+		Timeout:      5 * time.Second,
+		RebuildGrace: noGrace,
 	}
 	l := newLimiter(t, cfg, b)
 	mustGrant(t, l, "x")
@@ -233,7 +234,8 @@ func testLargestRetryAfterWins(t *testing.T, b quota.Backend, cred string) {
 			{Name: "long", Units: 10, Window: time.Hour},
 			{Name: "short", Units: 10, Window: time.Minute},
 		},
-		Timeout: 5 * time.Second,
+		Timeout:      5 * time.Second,
+		RebuildGrace: noGrace,
 	}
 	l := newLimiter(t, cfg, b)
 	g := mustGrant(t, l, "x")
@@ -246,7 +248,7 @@ func testLargestRetryAfterWins(t *testing.T, b quota.Backend, cred string) {
 // testUncountedCall: a call absent from a limit's own table neither counts
 // against it nor is refused by it.
 func testUncountedCall(t *testing.T, b quota.Backend, cred string) {
-	cfg := quota.DefaultConfig()
+	cfg := testConfig()
 	cfg.Credential = cred
 	cfg.Limits[1].Units = 200 // two searches per hour
 	l := newLimiter(t, cfg, b)
@@ -276,7 +278,7 @@ func testUncountedCall(t *testing.T, b quota.Backend, cred string) {
 
 // testManualCost: WithCost charges n against every limit.
 func testManualCost(t *testing.T, b quota.Backend, cred string) {
-	cfg := quota.DefaultConfig()
+	cfg := testConfig()
 	cfg.Credential = cred
 	l := newLimiter(t, cfg, b)
 	res := mustGrant(t, l, "", quota.WithCost(40))
@@ -295,7 +297,7 @@ func testManualCost(t *testing.T, b quota.Backend, cred string) {
 // testRelease: released units come back in every limit; unknown IDs are
 // ErrNotFound.
 func testRelease(t *testing.T, b quota.Backend, cred string) {
-	cfg := quota.DefaultConfig()
+	cfg := testConfig()
 	cfg.Credential = cred
 	l := newLimiter(t, cfg, b)
 	ctx := context.Background()
@@ -367,7 +369,8 @@ func testIdempotentRetryAcrossWindows(t *testing.T, b quota.Backend, cred string
 			{Name: "short", Units: 10, Window: time.Second},
 			{Name: "long", Units: 100, Window: time.Hour},
 		},
-		Timeout: 5 * time.Second,
+		Timeout:      5 * time.Second,
+		RebuildGrace: noGrace,
 	}
 	l := newLimiter(t, cfg, b)
 	mustGrant(t, l, "x", quota.WithID("r"))
@@ -387,7 +390,7 @@ func testIdempotentRetryAcrossWindows(t *testing.T, b quota.Backend, cred string
 // testMarkExhausted: an upstream mark refuses everything with RetryAfter =
 // until - now, and a later mark is not shortened by an earlier one.
 func testMarkExhausted(t *testing.T, b quota.Backend, cred string) {
-	cfg := quota.DefaultConfig()
+	cfg := testConfig()
 	cfg.Credential = cred
 	l := newLimiter(t, cfg, b)
 	ctx := context.Background()
@@ -433,7 +436,7 @@ func testMarkExhausted(t *testing.T, b quota.Backend, cred string) {
 // testMarkExhaustedNextReset: a zero until means the next midnight in Los
 // Angeles on the backend's clock.
 func testMarkExhaustedNextReset(t *testing.T, b quota.Backend, cred string) {
-	cfg := quota.DefaultConfig()
+	cfg := testConfig()
 	cfg.Credential = cred
 	l := newLimiter(t, cfg, b)
 	if err := l.MarkExhausted(context.Background(), time.Time{}, "quotaExceeded"); err != nil {
@@ -453,7 +456,7 @@ func testMarkExhaustedNextReset(t *testing.T, b quota.Backend, cred string) {
 // Google) refuses only that call; the later of it and a credential-wide mark
 // wins.
 func testMarkExhaustedOneCall(t *testing.T, b quota.Backend, cred string) {
-	cfg := quota.DefaultConfig()
+	cfg := testConfig()
 	cfg.Credential = cred
 	l := newLimiter(t, cfg, b)
 	ctx := context.Background()
@@ -493,7 +496,7 @@ func testMarkExhaustedOneCall(t *testing.T, b quota.Backend, cred string) {
 
 // testStatus: the numbers Status reports for an exact sequence.
 func testStatus(t *testing.T, b quota.Backend, cred string) {
-	cfg := quota.DefaultConfig()
+	cfg := testConfig()
 	cfg.Credential = cred
 	l := newLimiter(t, cfg, b)
 	empty := status(t, l)

@@ -75,7 +75,7 @@ func insertJournal(tb testing.TB, db *sql.DB, cred string, rows ...journalRow) {
 func TestFailurePolicy(t *testing.T) {
 	t.Parallel()
 	db := openStore(t)
-	cfg := quota.DefaultConfig()
+	cfg := testConfig()
 	cfg.Credential = "failure-policy"
 	cfg.Timeout = 300 * time.Millisecond
 	var seen []quota.Result
@@ -148,7 +148,7 @@ func TestFailurePolicy(t *testing.T) {
 // refused with ErrBackend instead.
 func TestFailOpenNeedsARecord(t *testing.T) {
 	t.Parallel()
-	cfg := quota.DefaultConfig()
+	cfg := testConfig()
 	cfg.Credential = "no-record"
 	cfg.Timeout = 300 * time.Millisecond
 	l := newLimiter(t, cfg, quota.NewRedis(deadRedis(t)))
@@ -198,7 +198,7 @@ func TestFailOpenOnTimeout(t *testing.T) {
 			client := redis.NewClient(&redis.Options{Addr: p.Addr(), ContextTimeoutEnabled: ctxTimeouts,
 				DialTimeout: time.Hour, ReadTimeout: time.Hour, WriteTimeout: time.Hour})
 			t.Cleanup(func() { client.Close() })
-			cfg := quota.DefaultConfig()
+			cfg := testConfig()
 			cfg.Credential = redistest.Prefix(t)
 			cfg.Timeout = 200 * time.Millisecond
 			l := newLimiter(t, cfg, quota.NewRedis(client), quota.WithRecord(openStore(t).Writer()))
@@ -220,7 +220,7 @@ func TestFailOpenOnTimeout(t *testing.T) {
 func TestBackendErrorIsNotFailOpen(t *testing.T) {
 	t.Parallel()
 	rdb := redistest.Client(t)
-	cfg := quota.DefaultConfig()
+	cfg := testConfig()
 	cfg.Credential = redistest.Prefix(t)
 	l := newLimiter(t, cfg, quota.NewRedis(rdb))
 	logKey := "ytrend:{" + cfg.Credential + "}:log:daily"
@@ -244,7 +244,7 @@ func TestJournalReplay(t *testing.T) {
 	client := redis.NewClient(&redis.Options{Addr: p.Addr()})
 	t.Cleanup(func() { client.Close() })
 	db := openStore(t)
-	cfg := quota.DefaultConfig()
+	cfg := testConfig()
 	cfg.Credential = redistest.Prefix(t)
 	cfg.Timeout = 300 * time.Millisecond
 	l := newLimiter(t, cfg, quota.NewRedis(client), quota.WithRecord(db.Writer()))
@@ -334,7 +334,7 @@ func TestJournalReplayAtStartup(t *testing.T) {
 	t.Parallel()
 	rdb := redistest.Client(t)
 	db := openStore(t)
-	cfg := quota.DefaultConfig()
+	cfg := testConfig()
 	cfg.Credential = redistest.Prefix(t)
 	insertJournal(t, db.Writer(), cfg.Credential,
 		journalRow{ID: "left-1", Call: "videos.list", Costs: `{"daily":1}`, At: time.Now().Add(-time.Minute).UnixMicro()},

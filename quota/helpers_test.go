@@ -45,13 +45,26 @@ func newLedger(t *testing.T) quota.Backend {
 	return quota.NewLedger(openStore(t).Writer())
 }
 
+// noGrace is the rebuild grace of tests that are not about it. Every fresh
+// credential on Redis starts with a loss (nobody can tell a first start from
+// a restart), and a microsecond of grace lets the test spend at once.
+const noGrace = time.Microsecond
+
+// testConfig is the default configuration without the first start's grace.
+func testConfig() quota.Config {
+	cfg := quota.DefaultConfig()
+	cfg.RebuildGrace = noGrace
+	return cfg
+}
+
 // oneLimit is a credential with a single limit and the given cost table.
 func oneLimit(cred string, units int64, window time.Duration, costs map[string]int64) quota.Config {
 	return quota.Config{
-		Credential: cred,
-		Costs:      costs,
-		Limits:     []quota.Limit{{Name: "only", Units: units, Window: window}},
-		Timeout:    5 * time.Second, // -race on two cores is slow; policies are tested separately
+		Credential:   cred,
+		Costs:        costs,
+		Limits:       []quota.Limit{{Name: "only", Units: units, Window: window}},
+		Timeout:      5 * time.Second, // -race on two cores is slow; policies are tested separately
+		RebuildGrace: noGrace,
 	}
 }
 

@@ -39,7 +39,7 @@ func TestLedgerMarkExhaustedAcrossDST(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			now, _ := time.Parse(time.RFC3339, tt.now)
 			until, _ := time.Parse(time.RFC3339, tt.until)
-			cfg := quota.DefaultConfig()
+			cfg := testConfig()
 			l, clock, _ := ledgerLimiter(t, cfg, now)
 			if err := l.MarkExhausted(context.Background(), time.Time{}, "quotaExceeded"); err != nil {
 				t.Fatal(err)
@@ -109,7 +109,7 @@ func TestLedgerRetryAfterExact(t *testing.T) {
 func TestLedgerRows(t *testing.T) {
 	t.Parallel()
 	db := openStore(t)
-	l := newLimiter(t, quota.DefaultConfig(), quota.NewLedger(db.Writer()))
+	l := newLimiter(t, testConfig(), quota.NewLedger(db.Writer()))
 	mustGrant(t, l, "search.list", quota.WithID("s1"))
 	mustGrant(t, l, "videos.list", quota.WithID("v1"))
 	mustGrant(t, l, "videos.list", quota.WithID("v2"))
@@ -150,7 +150,7 @@ func TestLedgerRows(t *testing.T) {
 func TestLedgerJournalReplay(t *testing.T) {
 	t.Parallel()
 	start := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
-	cfg := quota.DefaultConfig()
+	cfg := testConfig()
 	clock := &fakeClock{now: start}
 	db := openStore(t)
 	l := newLimiter(t, cfg, quota.NewLedger(db.Writer(), quota.WithClock(clock.Now)), quota.WithRecord(db.Writer()))

@@ -22,6 +22,7 @@ type Limiter struct {
 	cfg       Config
 	backend   Backend
 	record    *record
+	mirror    *mirror // nil unless WithMirror
 	log       *slog.Logger
 	observe   func(Result)
 	onRebuild func(Rebuilt)
@@ -45,6 +46,14 @@ type Option func(*Limiter)
 // until they reach it. Without a record nothing can be restored, and no call
 // fails open: a grant that cannot be recorded anywhere is not given.
 func WithRecord(db *sql.DB) Option { return func(l *Limiter) { l.record = &record{db: db} } }
+
+// WithMirror keeps, beside the record (WithRecord, which it needs), a
+// mirror of the credential's whole shared log in quota_mirror
+// (migrations/0010_quota_mirror.sql): every process's grants, copied on
+// each Sync. When the ledger loses its books, the mirror is replayed with
+// the record, so the grants of processes that never run again are restored
+// too. `ytrend run` keeps one; short-lived commands do not.
+func WithMirror() Option { return func(l *Limiter) { l.mirror = &mirror{} } }
 
 // WithRebuildObserver registers f to be called each time this process finds
 // that the ledger lost its books and restores its share of them.
@@ -95,6 +104,12 @@ func New(cfg Config, b Backend, opts ...Option) (*Limiter, error) {
 	}
 	for _, opt := range opts {
 		opt(l)
+	}
+	if l.mirror != nil {
+		if l.record == nil {
+			return nil, errors.New("quota: WithMirror needs WithRecord")
+		}
+		l.mirror.db = l.record.db
 	}
 	l.log = l.log.With("credential", l.cfg.Credential)
 
@@ -239,8 +254,12 @@ func (l *Limiter) Reserve(ctx context.Context, call string, opts ...ReserveOptio
 	res.Limits = l.usage(charges, d.used)
 	if d.granted {
 		res.Granted, res.Duplicate = true, d.duplicate
+		if err := l.remember(ctx, res, charges, d.epoch); err != nil {
+			res.Granted, res.Duplicate = false, false
+			l.observe(res)
+			return res, err
+		}
 		l.log.Debug("quota: granted", "call", res.Call, "id", res.ID, "cost", res.Cost, "duplicate", d.duplicate)
-		l.remember(ctx, res, charges, d.epoch, false)
 		l.observe(res)
 		return res, nil
 	}
@@ -346,7 +365,11 @@ func (l *Limiter) backendFailed(ctx context.Context, res Result, charges []charg
 		l.observe(res)
 		return res, fmt.Errorf("%w: reserve %s (policy open, but this process keeps no record of grants): %w", ErrBackend, res.Call, err)
 	}
-	res.At = time.Now()
+	// The backend's clock as last seen plus the time since; the host's only
+	// when the backend never answered this process.
+	if res.At = l.books.now(); res.At.IsZero() {
+		res.At = time.Now()
+	}
 	// A grant that cannot be recorded anywhere is not given: the books
 	// would never learn of it. The record write stands even if the caller
 	// cancels now.

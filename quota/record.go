@@ -25,15 +25,18 @@ type grantRow struct {
 	pending  bool
 }
 
-// add records a grant. A retried grant (same ID) is recorded once; a
-// fail-open grant that the backend later confirms stays one row.
+// add records a grant, one row per ID. An ID used again (a retry, or a
+// reuse after its window) takes the new grant's time: kept at the old one,
+// a replay would take the grant for expired and drop it. A pending
+// (fail-open) row stays pending until a sync has carried it.
 func (r *record) add(ctx context.Context, cred string, g grantRow) error {
 	costs, err := json.Marshal(g.costs)
 	if err != nil {
 		return err
 	}
 	_, err = r.db.ExecContext(ctx, `INSERT INTO quota_grants(credential, id, call, costs, at, epoch, pending)
-		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET call = excluded.call, costs = excluded.costs,
+		at = MAX(at, excluded.at), epoch = excluded.epoch, pending = MAX(pending, excluded.pending)`,
 		cred, g.id, g.call, string(costs), g.at.UnixMicro(), g.epoch, boolInt(g.pending))
 	if err != nil {
 		return fmt.Errorf("quota: record grant %s: %w", g.id, err)
@@ -112,6 +115,16 @@ func (r *record) prune(ctx context.Context, cred string, before time.Time) error
 		cred, before.UnixMicro())
 	if err != nil {
 		return fmt.Errorf("quota: prune grant record: %w", err)
+	}
+	return nil
+}
+
+// adopt moves cred's rows to epoch, after they were replayed into it.
+func (r *record) adopt(ctx context.Context, cred, epoch string) error {
+	_, err := r.db.ExecContext(ctx, `UPDATE quota_grants SET epoch = ? WHERE credential = ? AND epoch != ?`,
+		epoch, cred, epoch)
+	if err != nil {
+		return fmt.Errorf("quota: update grant record: %w", err)
 	}
 	return nil
 }

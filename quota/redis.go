@@ -122,7 +122,7 @@ func (r *Redis) reserve(ctx context.Context, cred string, rv reservation) (decis
 	if rv.callerID {
 		callerID = "1"
 	}
-	args = append(args, rv.id, rv.epoch, newEpoch(), micros(rv.grace), rv.fence.value(), callerID)
+	args = append(args, rv.id, rv.epoch, newEpoch(), micros(rv.grace), rv.fence.value(), callerID, rv.seen)
 	for _, c := range rv.charges {
 		keys = append(keys, key(cred, keyLog, c.name), key(cred, keyTotal, c.name))
 		args = append(args, c.units, micros(c.window), ttl(c.window), c.cost)
@@ -137,7 +137,7 @@ func (r *Redis) reserve(ctx context.Context, cred string, rv reservation) (decis
 		return decision{}, scriptError(err, rv.charges)
 	}
 	vs, ok := v.([]any)
-	if !ok || len(vs) != 7+len(rv.charges) {
+	if !ok || len(vs) != 9+len(rv.charges) {
 		return decision{}, fmt.Errorf("redis: reserve.lua: unexpected reply %v", v)
 	}
 	epoch, _ := vs[5].(string)
@@ -155,7 +155,9 @@ func (r *Redis) reserve(ctx context.Context, cred string, rv reservation) (decis
 		duplicate:  n[4] == 1,
 		epoch:      epoch,
 		graceUntil: fromMicros(n[6]),
-		used:       n[7:],
+		seq:        n[7],
+		lost:       n[8] == 1,
+		used:       n[9:],
 	}
 	switch n[1] {
 	case -1:
@@ -163,7 +165,10 @@ func (r *Redis) reserve(ctx context.Context, cred string, rv reservation) (decis
 	case -2:
 		d.refusedBy = graceRefusal
 	}
-	if unacked.err != nil && (d.granted || d.replay) {
+	// Only a grant needs its acks: a refusal wrote nothing that counts,
+	// and a replay decided nothing (at most it started an epoch, which the
+	// next write waits for again).
+	if unacked.err != nil && d.granted {
 		return decision{}, unacked.err
 	}
 	return d, nil
@@ -262,13 +267,24 @@ func (r *Redis) status(ctx context.Context, cred string, calls []string, limits 
 func (r *Redis) sync(ctx context.Context, cred string, sr syncRequest) (syncResult, error) {
 	keys := make([]string, 0, 2+2*len(sr.limits))
 	keys = append(keys, key(cred, keyEpoch), key(cred, keyEpoch, keyInfo))
-	args := make([]any, 0, 4+3*len(sr.limits)+len(sr.entries)*(2+len(sr.limits)))
+	args := make([]any, 0, 6+4*len(sr.limits)+len(sr.entries)*(2+len(sr.limits)))
 	restoring := "0"
 	if sr.restoring {
 		restoring = "1"
 	}
-	args = append(args, sr.epoch, newEpoch(), micros(sr.grace), len(sr.entries), restoring)
-	keys, args = limitArgs(cred, keys, args, sr.limits)
+	args = append(args, sr.epoch, newEpoch(), micros(sr.grace), len(sr.entries), restoring, sr.seen)
+	for i, c := range sr.limits {
+		keys = append(keys, key(cred, keyLog, c.name), key(cred, keyTotal, c.name))
+		since := ""
+		switch {
+		case sr.copyFrom == nil:
+		case sr.copyFrom[i].IsZero():
+			since = "-inf"
+		default:
+			since = strconv.FormatInt(sr.copyFrom[i].UnixMicro(), 10)
+		}
+		args = append(args, c.units, micros(c.window), ttl(c.window), since)
+	}
 	for _, e := range sr.entries {
 		args = append(args, e.id, e.at.UnixMicro())
 		for _, c := range e.costs {
@@ -288,17 +304,51 @@ func (r *Redis) sync(ctx context.Context, cred string, sr syncRequest) (syncResu
 		return syncResult{}, scriptError(err, sr.limits)
 	}
 	vs, ok := v.([]any)
-	if !ok || len(vs) != 5 {
+	if !ok || len(vs) != 7+len(sr.limits) {
 		return syncResult{}, fmt.Errorf("redis: sync.lua: unexpected reply %v", v)
 	}
 	epoch, _ := vs[2].(string)
 	vs[2] = int64(0)
-	n, err := ints(vs, 5)
+	n, err := ints(vs[:7], 7)
 	if err != nil {
 		return syncResult{}, err
 	}
-	return syncResult{added: int(n[0]), at: time.UnixMicro(n[1]), epoch: epoch,
-		graceUntil: fromMicros(n[3]), restored: n[4] == 1}, nil
+	res := syncResult{added: int(n[0]), at: time.UnixMicro(n[1]), epoch: epoch,
+		graceUntil: fromMicros(n[3]), restored: n[4] == 1, seq: n[5], lost: n[6] == 1}
+	if sr.copyFrom != nil {
+		res.copies = make([]logCopy, len(sr.limits))
+		for i, c := range sr.limits {
+			if res.copies[i], err = parseCopy(vs[7+i], c.name); err != nil {
+				return syncResult{}, err
+			}
+		}
+	}
+	return res, nil
+}
+
+// parseCopy reads one limit's copy_i from sync.lua's reply.
+func parseCopy(v any, limit string) (logCopy, error) {
+	vs, ok := v.([]any)
+	if !ok || len(vs)%2 != 1 {
+		return logCopy{}, fmt.Errorf("redis: sync.lua: unexpected copy %v", v)
+	}
+	count, ok := vs[0].(int64)
+	if !ok {
+		return logCopy{}, fmt.Errorf("redis: sync.lua: unexpected copy count %v", vs[0])
+	}
+	lc := logCopy{count: count, entries: make([]mirrorEntry, 0, len(vs)/2)}
+	for j := 1; j < len(vs); j += 2 {
+		member, _ := vs[j].(string)
+		score, _ := vs[j+1].(string)
+		id, costText, ok := strings.Cut(member, "|")
+		cost, err1 := strconv.ParseInt(costText, 10, 64)
+		at, err2 := strconv.ParseFloat(score, 64)
+		if !ok || err1 != nil || err2 != nil {
+			return logCopy{}, fmt.Errorf("redis: sync.lua: unexpected log entry %q at %q", member, score)
+		}
+		lc.entries = append(lc.entries, mirrorEntry{limit: limit, id: id, cost: cost, at: time.UnixMicro(int64(at))})
+	}
+	return lc, nil
 }
 
 func (r *Redis) lease(ctx context.Context, cred string, op leaseOp, holder string, ttl time.Duration, token int64) (leaseState, error) {
@@ -407,18 +457,15 @@ func (r *Redis) run(ctx context.Context, s *redis.Script, keys []string, args []
 	}
 }
 
-// redisError separates "Redis could not be asked" (the call's Policy
-// decides) from "Redis answered with an error" (a bug or a misconfigured
-// server: never granted by policy).
+// redisError separates "Redis could not be asked" (a dial failure, a broken
+// connection, a timeout: the call's Policy decides) from "Redis answered
+// with an error". Any reply is an answer, and it refuses: OOM (a full
+// server under noeviction), READONLY (a demoted master), LOADING, NOSCRIPT
+// after go-redis' own retry, a script error. Failing open on one of those
+// would grant past a limit that Redis itself still holds.
 func redisError(err error) error {
 	var rerr redis.Error
 	if errors.As(err, &rerr) && !errors.Is(err, context.DeadlineExceeded) {
-		msg := strings.TrimPrefix(rerr.Error(), "ERR ")
-		for _, transient := range []string{"LOADING", "BUSY", "MASTERDOWN", "READONLY", "TRYAGAIN", "CLUSTERDOWN", "NOREPLICAS", "OOM"} {
-			if strings.HasPrefix(msg, transient) {
-				return unavailableError{fmt.Errorf("redis: %w", err)}
-			}
-		}
 		return fmt.Errorf("redis: %w", err)
 	}
 	return unavailableError{fmt.Errorf("redis: %w", err)}

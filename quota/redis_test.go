@@ -3,6 +3,7 @@ package quota_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -33,7 +34,7 @@ func redisKey(cred, kind, limit string) string {
 // empties the cache) is invisible: every operation still works and counts.
 func TestRedisScriptFlush(t *testing.T) {
 	t.Parallel()
-	l, rdb := redisLimiter(t, quota.DefaultConfig())
+	l, rdb := redisLimiter(t, testConfig())
 	ctx := context.Background()
 	flush := func() {
 		t.Helper()
@@ -72,11 +73,12 @@ func TestRedisScriptFlush(t *testing.T) {
 }
 
 // TestRedisKeys: the documented layout - one hash tag per credential, one
-// sorted-set member "<id>|<cost>" per reservation (not per unit), a total
-// beside it - and PEXPIRE on every key the reservation wrote.
+// sorted-set member "<id>|<cost>" per reservation (not per unit) plus the
+// epoch's certificate, a total beside it - and no TTL on any budget key, so
+// that a volatile-* eviction policy never picks one.
 func TestRedisKeys(t *testing.T) {
 	t.Parallel()
-	l, rdb := redisLimiter(t, quota.DefaultConfig())
+	l, rdb := redisLimiter(t, testConfig())
 	cred := l.Config().Credential
 	ctx := context.Background()
 	mustGrant(t, l, "search.list", quota.WithID("s1"))
@@ -100,35 +102,29 @@ func TestRedisKeys(t *testing.T) {
 			t.Errorf("unexpected key %q", k)
 		}
 	}
-	if got, _ := rdb.ZRange(ctx, redisKey(cred, "log", "daily"), 0, -1).Result(); strings.Join(got, ",") != "s1|100,v1|1,v2|1" {
-		t.Errorf("daily members = %v, want one per reservation: s1|100 v1|1 v2|1", got)
+	epoch := status(t, l).Ledger.Epoch
+	cert := "~" + epoch + "|0"
+	if got, _ := rdb.ZRange(ctx, redisKey(cred, "log", "daily"), 0, -1).Result(); strings.Join(got, ",") != "s1|100,v1|1,v2|1,"+cert {
+		t.Errorf("daily members = %v, want one per reservation: s1|100 v1|1 v2|1, then %s", got, cert)
 	}
-	if got, _ := rdb.ZRange(ctx, redisKey(cred, "log", "search"), 0, -1).Result(); strings.Join(got, ",") != "s1|100" {
-		t.Errorf("search members = %v, want s1|100", got)
+	if got, _ := rdb.ZRange(ctx, redisKey(cred, "log", "search"), 0, -1).Result(); strings.Join(got, ",") != "s1|100,"+cert {
+		t.Errorf("search members = %v, want s1|100 %s", got, cert)
+	}
+	if score, err := rdb.ZScore(ctx, redisKey(cred, "log", "daily"), cert).Result(); err != nil || !math.IsInf(score, 1) {
+		t.Errorf("certificate scored %v (%v), want +inf: it never leaves the window", score, err)
+	}
+	if got, _ := rdb.Get(ctx, redisKey(cred, "epoch", "")).Result(); got != epoch+" 0 3" && !strings.HasPrefix(got, epoch+" ") {
+		t.Errorf("epoch = %q, want %q followed by its grace and write count", got, epoch)
+	} else if f := strings.Fields(got); len(f) != 3 || f[2] != "3" {
+		t.Errorf("epoch = %q, want 3 writes counted", got)
 	}
 	if got, _ := rdb.Get(ctx, redisKey(cred, "total", "daily")).Result(); got != "102 9500 86400000000" {
 		t.Errorf("daily total = %q, want 102 units with its definition, 9500 units per 24h in µs", got)
 	}
 
-	tests := []struct {
-		key    string
-		window time.Duration
-	}{
-		{redisKey(cred, "log", "daily"), 24 * time.Hour},
-		{redisKey(cred, "total", "daily"), 24 * time.Hour},
-		{redisKey(cred, "log", "search"), time.Hour},
-		{redisKey(cred, "total", "search"), time.Hour},
-	}
-	for _, tt := range tests {
-		pttl, err := rdb.PTTL(ctx, tt.key).Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if pttl <= 0 || pttl > tt.window+time.Second {
-			t.Errorf("PTTL %s = %s, want in (0, %s]", tt.key, pttl, tt.window+time.Second)
-		}
-		if pttl < tt.window-time.Minute {
-			t.Errorf("PTTL %s = %s, shorter than the window: entries would vanish early", tt.key, pttl)
+	for _, k := range keys {
+		if pttl, err := rdb.PTTL(ctx, k).Result(); err != nil || pttl != -time.Nanosecond {
+			t.Errorf("PTTL %s = %s (%v), want none (-1)", k, pttl, err)
 		}
 	}
 
@@ -145,22 +141,29 @@ func TestRedisKeys(t *testing.T) {
 	within(t, "PTTL of the search.list mark", pttl, time.Until(until), 100*time.Millisecond)
 }
 
-// TestRedisIdleKeysExpire: a credential nobody uses costs nothing: its keys
-// are gone a little after the window.
-func TestRedisIdleKeysExpire(t *testing.T) {
+// TestRedisIdleKeysStay: a credential nobody uses keeps its few keys, with
+// its log down to the certificate: an idle log that expired could not be
+// told from one that was evicted.
+func TestRedisIdleKeysStay(t *testing.T) {
 	t.Parallel()
 	cfg := oneLimit("", 10, 100*time.Millisecond, smallCosts)
 	l, rdb := redisLimiter(t, cfg)
 	cred := l.Config().Credential
 	mustGrant(t, l, "seven")
 	ctx := context.Background()
-	pttl, _ := rdb.PTTL(ctx, redisKey(cred, "log", "only")).Result()
-	if pttl <= 0 || pttl > 1100*time.Millisecond {
-		t.Fatalf("PTTL = %s, want (0, 1.1s]", pttl)
+	// Wait by Redis' clock until the grant has left its window.
+	at := status(t, l).At
+	for status(t, l).At.Before(at.Add(cfg.Limits[0].Window)) {
+		time.Sleep(20 * time.Millisecond)
 	}
-	time.Sleep(pttl + 50*time.Millisecond)
-	if n, _ := rdb.Exists(ctx, redisKey(cred, "log", "only"), redisKey(cred, "total", "only")).Result(); n != 0 {
-		t.Errorf("%d keys still exist after their TTL", n)
+	if n, _ := rdb.ZCard(ctx, redisKey(cred, "log", "only")).Result(); n != 1 {
+		t.Errorf("idle log holds %d members, want the certificate alone", n)
+	}
+	if r := mustGrant(t, l, "seven"); r.Limits[0].Used != 7 {
+		t.Errorf("after the idle window used = %d, want 7", r.Limits[0].Used)
+	}
+	if st := status(t, l); !st.Ledger.Rebuilt.Before(at) {
+		t.Errorf("an idle window was taken for a loss: %+v", st.Ledger)
 	}
 }
 
@@ -191,8 +194,8 @@ func TestRedisTotalSelfHeals(t *testing.T) {
 		if got, _ := rdb.Get(ctx, total).Result(); got != fmt.Sprintf("%d 100 3600000000", want) {
 			t.Errorf("%s total: stored total = %q, want %d with its definition", tt.name, got, want)
 		}
-		if pttl, _ := rdb.PTTL(ctx, total).Result(); pttl <= 0 {
-			t.Errorf("%s total: healed total has no TTL (%s)", tt.name, pttl)
+		if pttl, _ := rdb.PTTL(ctx, total).Result(); pttl != -time.Nanosecond {
+			t.Errorf("%s total: healed total has a TTL (%s)", tt.name, pttl)
 		}
 	}
 }
@@ -202,7 +205,7 @@ func TestRedisTotalSelfHeals(t *testing.T) {
 // slot - so a script touching all of them is legal on Redis Cluster.
 func TestRedisKeysShareOneSlot(t *testing.T) {
 	t.Parallel()
-	l, rdb := redisLimiter(t, quota.DefaultConfig())
+	l, rdb := redisLimiter(t, testConfig())
 	cred := l.Config().Credential
 	ctx := context.Background()
 	mustGrant(t, l, "search.list")

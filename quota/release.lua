@@ -2,7 +2,7 @@
 --
 -- KEYS[2i-1], KEYS[2i]    ytrend:{cred}:log:<limit i>, ytrend:{cred}:total:<limit i>   (i = 1..n)
 -- ARGV[1]                 reservation id (only [A-Za-z0-9_.:-], so it is a literal MATCH pattern)
--- ARGV[3i-1 .. 3i+1]      units_i, window_us_i, ttl_ms_i
+-- ARGV[3i-1 .. 3i+1]      units_i, window_us_i, ttl_ms_i (ignored)
 -- Reply: the number of entries removed (0: unknown id, or already outside every window)
 -- Errors: YTREND_CONFLICT as in reserve.lua.
 
@@ -18,7 +18,7 @@ for i = 1, n do
 end
 local removed = 0
 for i, l in ipairs(limits) do
-  local used, _, orphan = prune(l, totals[i], now)
+  local used = prune(l, totals[i], now)
   -- Release is rare; a scan of one credential's log is cheap enough.
   local cursor = '0'
   repeat
@@ -32,8 +32,6 @@ for i, l in ipairs(limits) do
       end
     end
   until cursor == '0'
-  if not orphan then -- a lost log's total is evidence for the next reservation
-    put_total(l, used)
-  end
+  put_total(l, used)
 end
 return removed

@@ -17,9 +17,9 @@ type RedisOption func(*Redis)
 // WithWaitReplicas makes every write (a grant, a release, a mark, a replay,
 // a lease) return only once n replicas have acknowledged it, waiting at most
 // timeout (Redis' WAIT, on the connection that ran the script). Fewer acks
-// are a backend error of the "unavailable" kind, so the call's failure
-// policy decides; the units already recorded on the master stay spent, the
-// safe direction. With n replicas acknowledging, a failover to one of them
+// are an answer, not an outage: the grant is refused (ErrBackend) and never
+// granted by policy; the units already recorded on the master stay spent,
+// the safe direction. With n replicas acknowledging, a failover to one of them
 // loses no grant. Keep timeout below Config.Timeout.
 func WithWaitReplicas(n int, timeout time.Duration) RedisOption {
 	return func(r *Redis) { r.waitReplicas, r.waitTimeout = n, timeout }
@@ -67,7 +67,7 @@ func (r *Redis) runWrite(ctx context.Context, s *redis.Script, keys []string, ar
 	if owner := clusterMaster(ctx, cc, f[len(f)-1]); owner != nil {
 		return r.runWait(ctx, owner, s, keys, args)
 	}
-	return nil, unavailableError{fmt.Errorf("redis: %w", err)}
+	return nil, fmt.Errorf("redis: %w", err)
 }
 
 // clusterMaster is the cluster client's connection to the master at addr,
@@ -86,9 +86,9 @@ func clusterMaster(ctx context.Context, cc *redis.ClusterClient, addr string) *r
 	return found
 }
 
-// runWait runs the script and WAIT on one connection of node. A MOVED or
-// ASK reply comes back as it is (ASK: the slot is migrating; unavailable
-// until it is done).
+// runWait runs the script and WAIT on one connection of node. A MOVED reply
+// comes back as it is; ASK (the slot is migrating) refuses like any other
+// answer.
 func (r *Redis) runWait(ctx context.Context, node *redis.Client, s *redis.Script, keys []string, args []any) (any, error) {
 	conn := node.Conn()
 	defer conn.Close()
@@ -96,8 +96,6 @@ func (r *Redis) runWait(ctx context.Context, node *redis.Client, s *redis.Script
 	switch {
 	case redis.HasErrorPrefix(err, "MOVED"):
 		return nil, err
-	case redis.HasErrorPrefix(err, "ASK"):
-		return nil, unavailableError{fmt.Errorf("redis: %w", err)}
 	case err != nil:
 		return nil, redisError(err)
 	}
@@ -106,8 +104,8 @@ func (r *Redis) runWait(ctx context.Context, node *redis.Client, s *redis.Script
 		return nil, redisError(err)
 	}
 	if n < int64(r.waitReplicas) {
-		return nil, waitError{v: v, err: unavailableError{fmt.Errorf("redis: WAIT: %d of %d replicas acknowledged the write within %s",
-			n, r.waitReplicas, r.waitTimeout)}}
+		return nil, waitError{v: v, err: fmt.Errorf("redis: WAIT: %d of %d replicas acknowledged the write within %s",
+			n, r.waitReplicas, r.waitTimeout)}
 	}
 	return v, nil
 }

@@ -14,15 +14,19 @@
 -- ARGV[4]                 grace_us: how long a detected loss admits nothing
 -- ARGV[5]                 fence: "<token> <holder>" of the leader lease the caller acts for, '' for none
 -- ARGV[6]                 '1' when the id was chosen by the caller: a reuse with another cost is refused
--- ARGV[4i+3 .. 4i+6]      units_i, window_us_i, ttl_ms_i, cost_i
+-- ARGV[7]                 seen: the highest seq the caller saw in the epoch of ARGV[2] (0 for none)
+-- ARGV[4i+4 .. 4i+7]      units_i, window_us_i, ttl_ms_i (ignored: budget keys never expire), cost_i
 --                         (cost 0: limit i does not count this call; it is only pruned and reported)
--- Reply: {code, refused_by, retry_after_us, now_us, duplicate, epoch, grace_until_us, used_1, ..., used_n}
+-- Reply: {code, refused_by, retry_after_us, now_us, duplicate, epoch, grace_until_us, seq, lost,
+--         used_1, ..., used_n}
 --   code         1 granted; 0 refused; 2 the epoch is not the caller's: replay, then ask again
 --                (nothing was decided, used_i are 0)
 --   refused_by   0 when granted, i for limit i, -1 for an upstream mark, -2 for the grace period
 --                after a rebuild (the later of what applies)
 --   retry_after  exact wait until this same reservation would fit (0 when granted)
 --   duplicate    1 when id had already been granted: nothing was charged now
+--   seq          the epoch's write count after the decision
+--   lost         1 when this call found the books lost and started the epoch it names
 --   used_i       units in limit i's window after the decision
 -- Errors (nothing recorded): YTREND_FENCED <lease> when the fence is not the
 -- current lease; YTREND_CONFLICT <limit> <units> <window> <units'> <window'>
@@ -48,7 +52,7 @@ end
 
 local limits, used, stale = {}, {}, {}
 for i = 1, n do
-  local a = 4 * i + 3
+  local a = 4 * i + 4
   local l = limit(KEYS[2 * i + 4], KEYS[2 * i + 5], ARGV[a], ARGV[a + 1], ARGV[a + 2])
   l.cost = tonumber(ARGV[a + 3])
   l.member = id .. '|' .. ARGV[a + 3]
@@ -75,26 +79,26 @@ if ARGV[6] == '1' then
   end
 end
 
-local lost = false
 for i, l in ipairs(limits) do
-  local orphan
-  used[i], stale[i], orphan = prune(l, state[i + 4], now, l.cost == 0)
-  if orphan then
-    -- The new epoch below is the lasting evidence; the total is rebuilt
-    -- from the replayed grants.
-    redis.call('DEL', l.total)
-    lost = true
-  end
+  used[i], stale[i] = prune(l, state[i + 4], now)
 end
 
-local epoch, grace_until, replay = epoch_check(KEYS[3], KEYS[4], state[3], ARGV[2], ARGV[3], tonumber(ARGV[4]), now, lost)
+local epoch, grace_until, seq, replay, lost = epoch_check(KEYS[3], KEYS[4], state[3], ARGV[2], tonumber(ARGV[7]),
+  ARGV[3], tonumber(ARGV[4]), now, limits)
+if lost then
+  -- A total may have outlived its log: count what is really there.
+  for i, l in ipairs(limits) do
+    used[i], stale[i] = sum_log(l), true
+  end
+end
+local lost_flag = lost and 1 or 0
 if replay then
-  local r = {2, 0, 0, now, 0, epoch, grace_until}
+  local r = {2, 0, 0, now, 0, epoch, grace_until, seq, lost_flag}
   for i, l in ipairs(limits) do
     if stale[i] then
       put_total(l, used[i])
     end
-    r[7 + i] = 0
+    r[9 + i] = 0
   end
   return r
 end
@@ -106,9 +110,9 @@ local function reply(granted, refused_by, wait, duplicate)
       put_total(l, used[i])
     end
   end
-  local r = {granted, refused_by, wait, now, duplicate, epoch, grace_until}
+  local r = {granted, refused_by, wait, now, duplicate, epoch, grace_until, seq, lost_flag}
   for i = 1, n do
-    r[7 + i] = used[i]
+    r[9 + i] = used[i]
   end
   return r
 end
@@ -193,7 +197,11 @@ end
 for _, i in ipairs(added) do
   local l = limits[i]
   used[i] = used[i] + l.cost -- prune made it exact
-  put_total(l, used[i]) -- and renews the log's TTL
+  put_total(l, used[i])
   stale[i] = false
 end
+-- One more write in this epoch: a reply carrying seq lets the caller tell
+-- later whether the ledger still holds it.
+seq = seq + 1
+put_epoch(KEYS[3], epoch, grace_until, seq)
 return reply(1, 0, 0, 0)

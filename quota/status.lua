@@ -7,7 +7,7 @@
 -- KEYS[m+4]                 ytrend:{cred}:leader
 -- KEYS[m+3+2i], KEYS[m+4+2i]  ytrend:{cred}:log:<limit i>, ytrend:{cred}:total:<limit i>   (i = 1..n)
 -- ARGV[1]                   m
--- ARGV[3i-1 .. 3i+1]        units_i, window_us_i, ttl_ms_i
+-- ARGV[3i-1 .. 3i+1]        units_i, window_us_i, ttl_ms_i (ignored)
 -- Reply: {now_us, until_0, reason_0, ..., until_m, reason_m,
 --         epoch, grace_until_us, created_us, rebuilt_us, restored, lease,
 --         used_1, count_1, oldest_us_1, ..., used_n, count_n, oldest_us_n}
@@ -31,11 +31,7 @@ for j = 1, m + 1 do
   end
 end
 
-local ev = redis.call('GET', KEYS[m + 2])
-local epoch, grace_until = '', 0
-if ev then
-  epoch, grace_until = string.match(ev, '^(%S+) (%d+)$')
-end
+local epoch, grace_until = parse_epoch(redis.call('GET', KEYS[m + 2]))
 local info = redis.call('HMGET', KEYS[m + 3], 'created', 'rebuilt', 'restored')
 table.insert(r, epoch or '')
 table.insert(r, tonumber(grace_until) or 0)
@@ -53,19 +49,19 @@ for i = 1, (#KEYS - base - 1) / 2 do
   check_def(i, limits[i], totals[i])
 end
 for i, l in ipairs(limits) do
-  -- A log lost under its total reads 0 here; the total is left as the
-  -- evidence the next reservation acts on.
+  -- Status certifies nothing: a lost log reads as what is left, and the
+  -- next reservation or sync finds the loss.
   local used, dirty = prune(l, totals[i], now)
   if dirty then
     put_total(l, used)
   end
   local oldest = 0
-  local first = redis.call('ZRANGE', l.log, 0, 0, 'WITHSCORES')
+  local first = redis.call('ZRANGEBYSCORE', l.log, '-inf', '(+inf', 'WITHSCORES', 'LIMIT', 0, 1)
   if #first > 0 then
     oldest = tonumber(first[2])
   end
   table.insert(r, used)
-  table.insert(r, redis.call('ZCARD', l.log))
+  table.insert(r, redis.call('ZCOUNT', l.log, '-inf', '(+inf'))
   table.insert(r, oldest)
 end
 return r

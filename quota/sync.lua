@@ -1,22 +1,29 @@
--- sync.lua: check the ledger's epoch and replay grants this process holds
--- into it: fail-open grants journaled while Redis was unreachable, its whole
--- record of grants after the books were lost, or the audit that re-adds
--- whatever a failover dropped. ZADD NX on the member the grant had
--- ("<id>|<cost>") makes it idempotent: nothing is ever counted twice.
+-- sync.lua: certify the ledger's epoch, replay grants this process holds into
+-- it, and copy the log out for the process's mirror. Replays are fail-open
+-- grants made while Redis was unreachable, the whole record (and mirror)
+-- after the books were lost, or the audit that re-adds whatever a failover
+-- dropped. ZADD NX on the member the grant had ("<id>|<cost>") makes them
+-- idempotent: nothing is ever counted twice.
 --
 -- KEYS[1], KEYS[2]         ytrend:{cred}:epoch, ytrend:{cred}:epoch:info
 -- KEYS[2i+1], KEYS[2i+2]   ytrend:{cred}:log:<limit i>, ytrend:{cred}:total:<limit i>   (i = 1..n)
 -- ARGV[1]                  the epoch the caller last saw ('' for none)
--- ARGV[2]                  a fresh epoch id, used if the ledger has none
+-- ARGV[2]                  a fresh epoch id, used if the books are found lost
 -- ARGV[3]                  grace_us (see reserve.lua)
 -- ARGV[4]                  number of entries m
 -- ARGV[5]                  '1' when the caller is restoring after a loss it met: the entries it
 --                          adds count as restored even though the epoch is now the one it saw
--- ARGV[3i+3 .. 3i+5]       units_i, window_us_i, ttl_ms_i
+-- ARGV[6]                  seen: the highest seq the caller saw in the epoch of ARGV[1] (0 for none)
+-- ARGV[4i+3 .. 4i+6]       units_i, window_us_i, ttl_ms_i (ignored), since_i: copy limit i's entries
+--                          scored above since_i ('' copies nothing, '-inf' the whole log)
 -- then per entry (2+n values): id, at_us, cost_1, ..., cost_n   (cost 0: not counted by limit i)
--- Reply: {added, now_us, epoch, grace_until_us, restored}
+-- Reply: {added, now_us, epoch, grace_until_us, restored, seq, lost, copy_1, ..., copy_n}
 --   added     entries that added at least one member
 --   restored  1 when the epoch was not the caller's: this replay restored lost books
+--   seq       the epoch's write count after this call
+--   lost      1 when this call found the books lost and started the epoch it names
+--   copy_i    {count, member, score, member, score, ...}: the entries of limit i in its window
+--             (count, certificate excluded) and those scored above since_i, oldest first
 
 local n = (#KEYS - 2) / 2
 local m = tonumber(ARGV[4])
@@ -30,27 +37,29 @@ local state = redis.call('MGET', unpack(mget))
 
 local limits = {}
 for i = 1, n do
-  local a = 3 * i + 3
+  local a = 4 * i + 3
   local l = limit(KEYS[2 * i + 1], KEYS[2 * i + 2], ARGV[a], ARGV[a + 1], ARGV[a + 2])
+  l.since = ARGV[a + 3]
   check_def(i, l, state[i + 1])
   limits[i] = l
 end
 
 local used, dirty = {}, {}
-local lost = false
 for i, l in ipairs(limits) do
-  local orphan
-  used[i], dirty[i], orphan = prune(l, state[i + 1], now)
-  if orphan then
-    -- Rebuilt from what the processes replay, starting with these entries.
-    dirty[i], lost = true, true
+  used[i], dirty[i] = prune(l, state[i + 1], now)
+end
+
+local epoch, grace_until, seq, restored, lost = epoch_check(KEYS[1], KEYS[2], state[1], ARGV[1], tonumber(ARGV[6]),
+  ARGV[2], tonumber(ARGV[3]), now, limits)
+restored = restored and ARGV[1] ~= ''
+if lost then
+  for i, l in ipairs(limits) do
+    used[i], dirty[i] = sum_log(l), true
   end
 end
 
-local epoch, grace_until, restored = epoch_check(KEYS[1], KEYS[2], state[1], ARGV[1], ARGV[2], tonumber(ARGV[3]), now, lost)
-
 local added = 0
-local base = 6 + 3 * n
+local base = 7 + 4 * n
 for e = 0, m - 1 do
   local a = base + e * (2 + n)
   local id = ARGV[a]
@@ -76,7 +85,24 @@ for i, l in ipairs(limits) do
     put_total(l, used[i])
   end
 end
-if (restored or ARGV[5] == '1') and added > 0 then
-  redis.call('HINCRBY', KEYS[2], 'restored', added)
+if added > 0 then
+  seq = seq + 1
+  put_epoch(KEYS[1], epoch, grace_until, seq)
+  if restored or lost or ARGV[5] == '1' then
+    redis.call('HINCRBY', KEYS[2], 'restored', added)
+  end
 end
-return {added, now, epoch, grace_until, restored and 1 or 0}
+
+local r = {added, now, epoch, grace_until, restored and 1 or 0, seq, lost and 1 or 0}
+for i, l in ipairs(limits) do
+  local copy = {redis.call('ZCOUNT', l.log, '-inf', '(+inf')}
+  if l.since ~= '' then
+    local from = l.since == '-inf' and '-inf' or '(' .. l.since
+    local page = redis.call('ZRANGEBYSCORE', l.log, from, '(+inf', 'WITHSCORES')
+    for j = 1, #page do
+      copy[j + 1] = page[j]
+    end
+  end
+  r[7 + i] = copy
+end
+return r

@@ -5,7 +5,8 @@
 -- A limit of a credential is two keys:
 --   ytrend:{cred}:log:<limit>    sorted set, one member per reservation:
 --                                "<id>|<cost>" scored by its grant time in
---                                microseconds of Redis TIME
+--                                microseconds of Redis TIME, plus the epoch's
+--                                certificate "~<epoch>|0" scored +inf
 --   ytrend:{cred}:total:<limit>  string "<used> <units> <window_us>": the sum
 --                                of the members' costs, and the limit's
 --                                definition as the processes spending from it
@@ -13,12 +14,18 @@
 --                                definitions were stored, and is accepted)
 -- An entry with score s counts while s > now - window.
 --
--- The ledger's identity is two keys without a TTL:
---   ytrend:{cred}:epoch          string "<epoch id> <grace_until_us>"
---   ytrend:{cred}:epoch:info     hash: created, rebuilt (0: never), restored
--- A reservation names the epoch its process last saw. Finding none, or
--- another, while the caller has seen one, means the books were lost: the
--- caller replays its own record of grants (sync.lua) before it may spend.
+-- The ledger's identity is two keys:
+--   ytrend:{cred}:epoch          string "<epoch id> <grace_until_us> <seq>"
+--   ytrend:{cred}:epoch:info     hash: created, rebuilt, restored
+-- No budget key has a TTL, so a volatile-* eviction policy never picks one,
+-- and each log carries its epoch's certificate, so no key can vanish (an
+-- allkeys-* eviction, a DEL, a FLUSHALL, a restart) without the next script
+-- that reads it noticing. seq counts the writes to the logs in this epoch;
+-- every reply carries it, and a caller that saw a higher seq than the
+-- ledger holds knows the ledger lost writes it had acknowledged (a failover
+-- to a replica that missed them). Each of these is a loss of the books: a
+-- new epoch starts, nothing is admitted for the grace period, and every
+-- process replays its record (and its mirror of the log) before it spends.
 
 -- usec is Redis' own clock in microseconds. No client clock is ever used.
 local function usec()
@@ -62,13 +69,13 @@ local function check_def(name, l, v)
 end
 
 -- put_total writes a limit's total with its definition, or deletes it when
--- nothing is left in the window. The log's TTL is renewed with it: a log
--- must never expire before its total, or the total would be taken for
--- evidence that the log was lost.
+-- nothing is left in the window (the log still holds its certificate). SET
+-- without an expiry clears any TTL, and PERSIST clears the log's: keys
+-- written by a version that set TTLs stop being candidates for eviction.
 local function put_total(l, used)
   if used > 0 then
-    redis.call('SET', l.total, int(used) .. ' ' .. int(l.units) .. ' ' .. l.window_s, 'PX', l.ttl)
-    redis.call('PEXPIRE', l.log, l.ttl)
+    redis.call('SET', l.total, int(used) .. ' ' .. int(l.units) .. ' ' .. l.window_s)
+    redis.call('PERSIST', l.log)
   else
     redis.call('DEL', l.total)
   end
@@ -89,17 +96,11 @@ end
 -- written (put_total) with the first: callers that record a grant write it
 -- anyway, so prune never writes it itself.
 --
--- The common case, nothing expired, costs a range read that returns nothing
--- and an EXISTS (both without scores to format: Redis spends more time
--- printing a score than finding it). A missing total is recomputed from the
--- members. The third result is true when the log is gone but its total says
--- units are in use: the log was deleted or evicted behind our back. That is
--- a loss of the books, never an empty window: the caller starts a new epoch
--- (epoch_check) so that every process replays its grants, and the total is
--- not renewed by new grants to over-count forever. With skip_orphan (a
--- limit this reservation does not charge) that check waits for a call that
--- charges it, or for the next sync.
-local function prune(l, v, now, skip_orphan)
+-- The common case, nothing expired, costs one range read that returns
+-- nothing (without scores to format: Redis spends more time printing a score
+-- than finding it). A missing total is recomputed from the members. Whether
+-- the log itself is still there is the certificate's business (epoch_check).
+local function prune(l, v, now)
   local used = nil
   if v then
     local sp = string.find(v, ' ', 1, true)
@@ -111,16 +112,13 @@ local function prune(l, v, now, skip_orphan)
     if used == nil or used <= 0 then
       -- No total, or one that says the log is empty: count the members.
       local sum = sum_log(l)
-      return sum, sum > 0 or used ~= nil, false
+      return sum, sum > 0 or used ~= nil
     end
-    if not skip_orphan and redis.call('EXISTS', l.log) == 0 then
-      return 0, false, true
-    end
-    return used, false, false
+    return used, false
   end
   redis.call('ZREMRANGEBYSCORE', l.log, '-inf', cutoff)
   if used == nil then
-    return sum_log(l), true, false
+    return sum_log(l), true
   end
   for _, m in ipairs(expired) do
     used = used - member_cost(m)
@@ -129,7 +127,7 @@ local function prune(l, v, now, skip_orphan)
     -- The total said no more than what expired: make sure from the members.
     used = sum_log(l)
   end
-  return used, true, false
+  return used, true
 end
 
 -- mark_end reads the end (microseconds) from a mark's value
@@ -146,49 +144,66 @@ local function mark_until(key)
   return mark_end(redis.call('GET', key))
 end
 
--- epoch_check compares the ledger's epoch (v, as read from its key) with the
--- one the caller last saw (expected, '' for none). It creates a missing
--- epoch as candidate. A missing or different epoch while the caller had seen
--- one is a loss of the books, and so is a log lost under its total (lost,
--- from prune): then a new epoch starts, so that every process replays its
--- record. The first caller to notice a loss records when, and starts the
--- grace period during which nothing is admitted, so that the long-lived
--- processes restore their share first.
--- Returns the epoch id, grace_until_us, and whether the caller must replay
--- its record before it spends (true when the epoch is not the one it saw).
-local function epoch_check(key, info, v, expected, candidate, grace, now, lost)
-  local id, grace_until
-  if v and not lost and expected ~= '' and string.sub(v, 1, #expected + 1) == expected .. ' ' then
-    -- The common case: the epoch the caller saw.
-    return expected, tonumber(string.sub(v, #expected + 2)), false
+-- certificate is the member that says a log belongs to epoch id. '~' is
+-- not allowed in a reservation id, and cost 0 keeps it out of every sum.
+local function certificate(id)
+  return '~' .. id .. '|0'
+end
+
+-- parse_epoch reads the epoch key's value (false if missing): id (nil when
+-- missing), grace_until_us and seq ("<id> <grace>" from before seq is 0).
+local function parse_epoch(v)
+  if not v then
+    return nil, 0, 0
   end
-  if v then
-    id, grace_until = string.match(v, '^(%S+) (%d+)$')
-    grace_until = tonumber(grace_until)
-  end
-  if id == nil or lost then
-    lost = lost or expected ~= ''
-    id, grace_until = candidate, 0
-    if lost then
-      grace_until = now + grace
+  local id, grace, seq = string.match(v, '^(%S+) (%d+) ?(%d*)$')
+  return id, tonumber(grace) or 0, tonumber(seq) or 0
+end
+
+-- put_epoch writes the epoch key. It has no TTL.
+local function put_epoch(key, id, grace_until, seq)
+  redis.call('SET', key, id .. ' ' .. int(grace_until) .. ' ' .. int(seq))
+end
+
+-- epoch_check certifies the books before anything is decided. v is the epoch
+-- key as read; expected the epoch the caller last saw ('' for none) and seen
+-- the highest seq it saw in it. The books are lost when the epoch key is
+-- missing (even on a brand-new Redis: nobody can tell a first start from a
+-- restart, so the first start costs one grace), when any log lacks the
+-- epoch's certificate (it was evicted or deleted, alone or with the rest),
+-- or when the caller saw a seq the ledger no longer has (acknowledged writes
+-- were lost: a failover). Then a new epoch starts, with a grace period
+-- during which nothing is admitted, every log is certified anew, and every
+-- process replays before it spends. The entries that survived stay: they
+-- are real grants, and replays are idempotent.
+-- Returns id, grace_until_us, seq, replay (the epoch is not the caller's:
+-- it must replay its record before it spends) and lost (this call found the
+-- loss and started the new epoch).
+local function epoch_check(key, info, v, expected, seen, candidate, grace, now, limits)
+  local id, grace_until, seq = parse_epoch(v)
+  local lost = id == nil or (id == expected and seen > seq)
+  if not lost then
+    local cert = certificate(id)
+    for _, l in ipairs(limits) do
+      if not redis.call('ZSCORE', l.log, cert) then
+        lost = true
+        break
+      end
     end
-    redis.call('SET', key, id .. ' ' .. int(grace_until))
-    redis.call('DEL', info)
-    redis.call('HSET', info, 'created', int(now), 'rebuilt', lost and int(now) or '0', 'restored', '0')
-    return id, grace_until, lost
   end
-  if expected == '' or expected == id then
-    return id, grace_until, false
+  if not lost then
+    return id, grace_until, seq, expected ~= id, false
   end
-  -- Another process created this epoch; if it had seen none, nobody has
-  -- called it a loss yet.
-  if (redis.call('HGET', info, 'rebuilt') or '0') == '0' then
-    grace_until = now + grace
-    redis.call('SET', key, id .. ' ' .. int(grace_until))
-    redis.call('HSET', info, 'rebuilt', int(now))
-    if redis.call('HEXISTS', info, 'created') == 0 then
-      redis.call('HSET', info, 'created', int(now), 'restored', '0')
+  id, grace_until, seq = candidate, now + grace, 0
+  put_epoch(key, id, grace_until, seq)
+  redis.call('DEL', info)
+  redis.call('HSET', info, 'created', int(now), 'rebuilt', int(now), 'restored', '0')
+  local cert = certificate(id)
+  for _, l in ipairs(limits) do
+    for _, m in ipairs(redis.call('ZRANGEBYSCORE', l.log, '+inf', '+inf')) do
+      redis.call('ZREM', l.log, m)
     end
+    redis.call('ZADD', l.log, '+inf', cert)
   end
-  return id, grace_until, true
+  return id, grace_until, seq, true, true
 end
