@@ -226,14 +226,15 @@ func (l *Limiter) remember(ctx context.Context, res Result, charges []charge, ep
 	if l.record == nil {
 		return nil
 	}
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.cfg.Timeout)
-	err := l.record.add(rctx, l.cfg.Credential, l.grantRow(res, charges, epoch, false))
-	cancel()
+	err := l.recordWithin(ctx, l.grantRow(res, charges, epoch, false))
 	if err == nil {
 		return nil
 	}
-	rerr := l.Release(context.WithoutCancel(ctx), res.ID)
-	if rerr != nil && !errors.Is(rerr, ErrNotFound) {
+	// Given back on the backend alone: the record is the part that is stuck.
+	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.cfg.Timeout)
+	_, rerr := l.backend.release(bctx, l.cfg.Credential, res.ID, l.limits)
+	cancel()
+	if rerr != nil {
 		l.log.Error("quota: granted, but neither recorded nor given back; its units stay spent",
 			"call", res.Call, "id", res.ID, "err", err, "release_err", rerr)
 		return fmt.Errorf("%w: reserve %s: the grant could not be recorded (%w) nor given back (%w); its units stay spent",
@@ -243,6 +244,41 @@ func (l *Limiter) remember(ctx context.Context, res Result, charges []charge, ep
 		"call", res.Call, "id", res.ID, "timeout", l.cfg.Timeout, "err", err)
 	return fmt.Errorf("%w: reserve %s: the grant could not be recorded within %s and was given back: %w",
 		ErrBackend, res.Call, l.cfg.Timeout, err)
+}
+
+// errRecordTimeout: the archive did not take a grant's row in time.
+var errRecordTimeout = errors.New("the archive's write lock was not free in time")
+
+// recordWithin writes g to the record within Config.Timeout. SQLite's busy
+// handler does not watch a context, so a write stuck behind another
+// process's lock is left to finish on its own; if it then lands, its row is
+// deleted again (the caller gives the grant back).
+func (l *Limiter) recordWithin(ctx context.Context, g grantRow) error {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.cfg.Timeout)
+	var abandoned atomic.Bool
+	done := make(chan error, 1)
+	go func() {
+		defer cancel()
+		err := l.record.add(rctx, l.cfg.Credential, g)
+		if err == nil && abandoned.Load() {
+			dctx, dcancel := context.WithTimeout(context.Background(), recordTimeout)
+			defer dcancel()
+			if _, err := l.record.remove(dctx, l.cfg.Credential, []string{g.id}, false); err != nil {
+				l.log.Warn("quota: a grant given back is still in the record; it will count until its window ends",
+					"id", g.id, "err", err)
+			}
+		}
+		done <- err
+	}()
+	t := time.NewTimer(l.cfg.Timeout)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+		abandoned.Store(true)
+		return errRecordTimeout
+	}
 }
 
 func (l *Limiter) grantRow(res Result, charges []charge, epoch string, pending bool) grantRow {
@@ -345,10 +381,12 @@ func (l *Limiter) Sync(ctx context.Context, full bool) (SyncReport, error) {
 		if err := l.record.adopt(ctx, l.cfg.Credential, rep.Epoch); err != nil {
 			l.log.Warn("quota: grant record not moved to the new epoch", "err", err)
 		}
-		ev := Rebuilt{From: before, To: rep.Epoch, At: l.books.now(), Sent: rep.Sent, Added: rep.Added}
-		l.log.Warn("quota: the ledger had lost its books; restored this process's grants",
-			"from_epoch", before, "to_epoch", rep.Epoch, "grants", rep.Sent, "added", rep.Added)
-		l.onRebuild(ev)
+		if rep.Sent > 0 {
+			ev := Rebuilt{From: before, To: rep.Epoch, At: l.books.now(), Sent: rep.Sent, Added: rep.Added}
+			l.log.Warn("quota: the ledger had lost its books; restored this process's grants",
+				"from_epoch", before, "to_epoch", rep.Epoch, "grants", rep.Sent, "added", rep.Added)
+			l.onRebuild(ev)
+		}
 	}
 	if l.mirror != nil && res.copies != nil {
 		l.keepCopy(ctx, copyFrom, res, rep.Restored)

@@ -77,6 +77,7 @@ type app struct {
 
 type openOpts struct {
 	limiter   bool
+	mirror    bool // keep a mirror of the shared log (Redis only: the embedded ledger is the archive itself)
 	observer  func(quota.Result)
 	onRebuild func(quota.Rebuilt)
 }
@@ -121,6 +122,9 @@ func (c *cli) open(cmd *cobra.Command, o openOpts) (*app, error) {
 	// that the books survive the ledger losing them.
 	lopts := []quota.Option{quota.WithLogger(log), quota.WithRecord(a.db.Writer()),
 		quota.WithObserver(o.observer), quota.WithRebuildObserver(o.onRebuild)}
+	if o.mirror && cfg.Redis.URL != "" {
+		lopts = append(lopts, quota.WithMirror())
+	}
 	qcfg := cfg.QuotaConfig()
 	if cfg.Redis.URL == "" {
 		// The embedded ledger is local: waiting means another process is

@@ -91,7 +91,9 @@ func logSignals(a *app) func(string, bool) {
 // reservation and rebuild: the collectors exist before the budget does,
 // which gets them at construction.
 func withMetrics(listen string) (*metrics.Metrics, openOpts) {
-	o := openOpts{limiter: true}
+	// A long-lived process mirrors the whole shared log, so that a loss of
+	// the books is restored even for the processes that never run again.
+	o := openOpts{limiter: true, mirror: true}
 	if listen == "" {
 		return nil, o
 	}
