@@ -22,28 +22,32 @@
 // enough units leave the window for this cost to fit.
 //
 // Fails open: only the calls whose Policy says so (default: videos.list),
-// and only when the backend cannot be asked (unreachable, timed out after
-// Config.Timeout), and only when the grant can be written to the process's
-// record (WithRecord); it is added to the backend, before anything else is
-// decided, the next time the backend answers. Everything else fails closed
-// with ErrBackend, which is distinct from ErrRefused. A grant that cannot be
-// recorded anywhere is never given.
+// only when the backend cannot be asked (a dial failure, a broken
+// connection, a timeout after Config.Timeout: any answer, OOM and READONLY
+// included, refuses), only for a fenced reservation whose caller confirms
+// its lease by its own clock (WithLeading), and only when the grant can be
+// written to the process's record (WithRecord); it is added to the backend,
+// before anything else is decided, the next time the backend answers.
+// Everything else fails closed with ErrBackend, which is distinct from
+// ErrRefused. A grant that cannot be recorded anywhere is never given: a
+// grant the backend made reaches its caller only once it is in the record,
+// or it is given back.
 //
 // Books that survive the ledger: every process keeps its own record of its
-// grants (quota_grants in the archive it uses) for the longest window. The
-// ledger has an identity, an epoch created with it and checked by the
-// reservation script in the same call. A process that finds the epoch
-// missing or changed while it had spent under another one, or a log lost
-// under its running total (eviction, DEL), knows the books were lost: it
-// replays its record (idempotent by reservation ID) before its reservation
-// is decided, and a new epoch makes every other process do the same before
-// its next grant. For Config.RebuildGrace after a loss nothing is admitted
-// (RefusedBy "rebuild"), so that the long-lived processes, which call Sync
-// every few seconds (Watch), restore their share first. A failover that
-// drops the last writes keeps the epoch; the audit (Sync with full, every
-// 30 s in `ytrend run`, and before a process's first reservation) re-adds
-// them. What stays lost is the spend of a process that does not run again
-// within the window: run Redis with AOF for exact books across restarts.
+// grants (quota_grants in the archive it uses) for the longest window, and
+// `ytrend run` also a mirror of the whole shared log (quota_mirror,
+// WithMirror), copied on each Sync. On Redis the ledger's identity, its
+// epoch, sits beside the data it certifies: every log holds the epoch's
+// certificate, no key has a TTL, and the epoch counts its writes (seq),
+// which every reply reports. A missing epoch (even on a brand-new Redis), a
+// log without its certificate, or a caller that saw more writes than the
+// epoch holds is a loss, found by whichever process calls first: a new
+// epoch starts, nothing is admitted for Config.RebuildGrace (RefusedBy
+// "rebuild"), and every process replays its record, and its mirror, before
+// it spends (idempotent by reservation ID). The long-lived processes call
+// Sync every few seconds (Watch), so they restore within the grace. What
+// stays unknown is what was granted since the last mirror copy by processes
+// that do not return within the grace (see the README for the bound).
 //
 // Limit definitions travel with the running totals: a process that gives a
 // limit another window than the processes already spending from it would
@@ -70,9 +74,9 @@
 // # Backends
 //
 // NewRedis keeps the log in Redis, under keys that share the hash tag
-// ytrend:{<credential>}: so it runs on Redis Cluster; logs and totals expire
-// a little after their window when idle, the epoch and the lease sequence
-// never. NewLedger keeps it in the archive's SQLite file
+// ytrend:{<credential>}: so it runs on Redis Cluster. Logs, totals and the
+// epoch never expire (an idle log keeps its certificate), so volatile-*
+// eviction never takes them; only marks and the lease have a TTL. NewLedger keeps it in the archive's SQLite file
 // (migrations/0002_quota.sql, 0003_quota_books.sql): the embedded ledger
 // lives in the archive, safe for every process on one host. It counts a
 // window by summing it and keeps entries a week past their window, so a
