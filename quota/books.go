@@ -313,7 +313,8 @@ type SyncReport struct {
 // turn out lost (this call or another process found the loss), the whole
 // record is sent, and with WithMirror the mirror too: the restore. Sync is
 // idempotent: no grant is ever counted twice. With WithMirror the same call
-// copies the log's new entries (the whole log with full) into the mirror.
+// copies the log's new entries into the mirror (the whole log the first
+// time, and whenever the mirror and the log disagree on their count).
 // `ytrend run` calls it on a short interval (without full) and every
 // redis.audit_interval (with); Reserve and Status call it on first contact
 // (full) and while fail-open grants wait.
@@ -328,7 +329,7 @@ func (l *Limiter) Sync(ctx context.Context, full bool) (SyncReport, error) {
 	before := l.books.get()
 	var copyFrom []time.Time
 	if l.mirror != nil {
-		copyFrom = l.mirror.request(len(l.limits), full)
+		copyFrom = l.mirror.request(len(l.limits))
 	}
 	// Cleared first: a fail-open grant recorded while this runs sets it again.
 	l.books.pending.Store(false)
@@ -352,7 +353,7 @@ func (l *Limiter) Sync(ctx context.Context, full bool) (SyncReport, error) {
 			return rep, err
 		}
 		all = notPending(all, pending)
-		if l.mirror != nil && (rep.Restored || first) {
+		if l.mirror != nil && (rep.Restored || first && full) {
 			// Every process's grants as last copied: the share of those
 			// that may never run again.
 			theirs, err := l.mirror.grants(ctx, l.cfg.Credential, since)
@@ -391,6 +392,9 @@ func (l *Limiter) Sync(ctx context.Context, full bool) (SyncReport, error) {
 	if l.mirror != nil && res.copies != nil {
 		l.keepCopy(ctx, copyFrom, res, rep.Restored)
 	}
+	if full {
+		l.books.started.Store(true) // the first contact's audit is done
+	}
 	l.books.lastSync.Store(time.Now().UnixMicro())
 	if !since.IsZero() {
 		if err := l.record.prune(ctx, l.cfg.Credential, since); err != nil {
@@ -422,11 +426,11 @@ func (l *Limiter) keepCopy(ctx context.Context, from []time.Time, res syncResult
 		l.log.Warn("quota: mirror not pruned", "err", err)
 	}
 	// The log can gain entries older than the copy's cursor (a fail-open
-	// grant replayed late): when the mirror holds fewer than the log, the
-	// next copy is a whole one.
+	// grant replayed late) and lose some (a release): when the two do not
+	// hold as many entries, the next copy is a whole one.
 	for i, c := range l.limits {
 		n, err := l.mirror.count(ctx, l.cfg.Credential, c.name, res.at.Add(-c.window))
-		if err != nil || n < res.copies[i].count {
+		if err != nil || n != res.copies[i].count {
 			l.mirror.forget()
 			return
 		}

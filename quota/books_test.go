@@ -482,3 +482,55 @@ func wipe(tb testing.TB, cred string) {
 		}
 	}
 }
+
+// TestRestoredOncePerLoss: a CLI that spent before a loss restores its
+// grants at its next start, and says so; at the start after that, with no
+// new grant in between, it has nothing new to say.
+func TestRestoredOncePerLoss(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Client(t)
+	cfg := lossCfg(redistest.Prefix(t))
+	begin(t, cfg, quota.NewRedis(rdb))
+	archive := openStore(t)
+	spend(t, newLimiter(t, cfg, quota.NewRedis(rdb), quota.WithRecord(archive.Writer())), "seven", 2)
+	wipe(t, cfg.Credential)
+
+	var reports []quota.Rebuilt
+	start := func() {
+		l := newLimiter(t, cfg, quota.NewRedis(rdb), quota.WithRecord(archive.Writer()),
+			quota.WithRebuildObserver(func(r quota.Rebuilt) { reports = append(reports, r) }))
+		refusedBy(t, l, "one", quota.Rebuild)
+	}
+	start()
+	start()
+	if len(reports) != 1 || reports[0].Sent != 2 {
+		t.Errorf("restores reported over two starts = %+v, want one, of 2 grants", reports)
+	}
+}
+
+// TestReusedIDTakesItsNewTime: an ID used again after its grant left the
+// window is a new grant, and the record keeps the new time: kept at the
+// old one, a replay would take it for expired and drop it.
+func TestReusedIDTakesItsNewTime(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Client(t)
+	cfg := oneLimit(redistest.Prefix(t), 100, 200*time.Millisecond, smallCosts)
+	archive := openStore(t)
+	l := newLimiter(t, cfg, quota.NewRedis(rdb), quota.WithRecord(archive.Writer()))
+	first := mustGrant(t, l, "one", quota.WithID("again"))
+	for status(t, l).At.Before(first.At.Add(cfg.Limits[0].Window)) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	second := mustGrant(t, l, "one", quota.WithID("again"))
+	if second.Duplicate || !second.At.After(first.At) {
+		t.Fatalf("second grant = %+v, want a new grant after %s", second, first.At)
+	}
+	var at int64
+	if err := archive.Writer().QueryRow(`SELECT at FROM quota_grants WHERE credential = ? AND id = 'again'`,
+		cfg.Credential).Scan(&at); err != nil {
+		t.Fatal(err)
+	}
+	if at != second.At.UnixMicro() {
+		t.Errorf("record keeps the ID at %d, want the new grant's %d (the old was %d)", at, second.At.UnixMicro(), first.At.UnixMicro())
+	}
+}

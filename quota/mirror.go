@@ -10,8 +10,9 @@ import (
 // mirror is a process's copy of the credential's whole shared log
 // (quota_mirror, migrations/0010_quota_mirror.sql): every process's grants,
 // not only its own. It is filled on each epoch check with the entries
-// granted since the last copy, and replaced with the whole log at each
-// audit. When the ledger loses its books it is replayed with the record, so
+// granted since the last copy, and replaced with a whole copy whenever it
+// and the log disagree on how many entries the window holds (a release, or
+// a fail-open grant replayed behind the copy's cursor). When the ledger loses its books it is replayed with the record, so
 // the grants of a process that never runs again are restored too, unless
 // they were made after the last copy.
 type mirror struct {
@@ -28,9 +29,10 @@ type mirrorEntry struct {
 	at        time.Time
 }
 
-// request returns the copy to ask a sync for: the whole log with full.
-func (m *mirror) request(n int, full bool) []time.Time {
-	if m.from == nil || full {
+// request returns the copy to ask a sync for: the entries since the last
+// copy, or the whole log at first and after forget.
+func (m *mirror) request(n int) []time.Time {
+	if m.from == nil {
 		m.from = make([]time.Time, n)
 	}
 	return m.from
@@ -48,6 +50,12 @@ func (m *mirror) store(ctx context.Context, cred string, limits []charge, from [
 		return 0, fmt.Errorf("quota: mirror: %w", err)
 	}
 	defer tx.Rollback()
+	insert, err := tx.PrepareContext(ctx, `INSERT INTO quota_mirror(credential, limit_name, id, cost, at)
+		VALUES (?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET cost = excluded.cost, at = excluded.at`)
+	if err != nil {
+		return 0, fmt.Errorf("quota: mirror: %w", err)
+	}
+	defer insert.Close()
 	n := 0
 	for i, c := range copies {
 		if from[i].IsZero() {
@@ -57,9 +65,7 @@ func (m *mirror) store(ctx context.Context, cred string, limits []charge, from [
 			}
 		}
 		for _, e := range c.entries {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO quota_mirror(credential, limit_name, id, cost, at)
-				VALUES (?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET cost = excluded.cost, at = excluded.at`,
-				cred, e.limit, e.id, e.cost, e.at.UnixMicro()); err != nil {
+			if _, err := insert.ExecContext(ctx, cred, e.limit, e.id, e.cost, e.at.UnixMicro()); err != nil {
 				return 0, fmt.Errorf("quota: mirror: %w", err)
 			}
 			n++
