@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -35,7 +36,7 @@ type Server struct {
 	argv func(port int) []string // redis-server's arguments on port
 	mu   sync.Mutex
 	cmd  *exec.Cmd
-	done chan struct{} // closed when cmd has exited
+	done <-chan struct{} // closed when cmd has exited
 }
 
 const (
@@ -61,24 +62,58 @@ func binary(tb testing.TB, name string) string {
 	return p
 }
 
-// pickPort asks the kernel for a loopback port that is free now and at
+// freePort asks the kernel for a loopback port that is free now and at
 // most maxPort. It is only a likely candidate: the caller retries a bind
 // that fails.
-func pickPort(tb testing.TB, maxPort int) int {
-	tb.Helper()
+func freePort(maxPort int) (int, error) {
 	for range 1000 {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
-			tb.Fatal(err)
+			return 0, err
 		}
 		port := ln.Addr().(*net.TCPAddr).Port
 		ln.Close()
 		if port <= maxPort {
-			return port
+			return port, nil
 		}
 	}
-	tb.Fatalf("redistest: no free loopback port at most %d", maxPort)
-	return 0
+	return 0, fmt.Errorf("no free loopback port at most %d", maxPort)
+}
+
+// pickPort is freePort failing tb.
+func pickPort(tb testing.TB, maxPort int) int {
+	tb.Helper()
+	port, err := freePort(maxPort)
+	if err != nil {
+		tb.Fatalf("redistest: %v", err)
+	}
+	return port
+}
+
+// spawn starts cmd, to be killed with the test binary, and returns a
+// channel closed once it has exited. The goroutine that starts it stays on
+// its OS thread until then: the kernel sends the death signal when the
+// thread that forked the child ends, not the process, and the Go runtime
+// may end a thread while the test runs.
+func spawn(cmd *exec.Cmd) (<-chan struct{}, error) {
+	setDeathSignal(cmd)
+	started := make(chan error, 1)
+	done := make(chan struct{})
+	go func() {
+		// Never unlocked: the thread ends with this goroutine, after the child.
+		runtime.LockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		cmd.Wait()
+		close(done)
+	}()
+	if err := <-started; err != nil {
+		return nil, err
+	}
+	return done, nil
 }
 
 // StartServer starts a redis-server with no persistence, plus args (e.g.
@@ -138,12 +173,10 @@ func (s *Server) start() error {
 	logs := s.logSizes()
 	cmd := exec.Command(bin, s.argv(s.Port)...)
 	cmd.Stdout, cmd.Stderr = out, out
-	setDeathSignal(cmd)
-	if err := cmd.Start(); err != nil {
+	done, err := spawn(cmd)
+	if err != nil {
 		s.tb.Fatalf("redistest: start redis-server: %v", err)
 	}
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
 	s.mu.Lock()
 	s.cmd, s.done = cmd, done
 	s.mu.Unlock()
