@@ -67,8 +67,10 @@ type Redis struct {
 	// AuditInterval is how often `ytrend run` re-adds grants a failover dropped.
 	AuditInterval Duration `yaml:"audit_interval"`
 	// WaitReplicas: a write returns only once this many replicas have it
-	// (WAIT, at most WaitTimeout); 0 = do not wait.
-	WaitReplicas int      `yaml:"wait_replicas"`
+	// (WAIT, at most WaitTimeout); 0 = do not wait. Unset (nil), Validate
+	// sets it by the URL's form: 1 for Sentinel or Cluster, whose failover
+	// promotes a replica that may have missed the last grants, else 0.
+	WaitReplicas *int     `yaml:"wait_replicas"`
 	WaitTimeout  Duration `yaml:"wait_timeout"`
 }
 
@@ -131,7 +133,10 @@ const (
 	DefaultEpochCheck    = 5 * time.Second
 	DefaultAuditInterval = 30 * time.Second
 	DefaultLeaderTTL     = 15 * time.Second
-	DefaultWaitTimeout   = 250 * time.Millisecond
+	// With a Sentinel or Cluster URL a write waits for one replica by
+	// default, at most DefaultWaitTimeout (below quota's default timeout).
+	DefaultWaitReplicas = 1
+	DefaultWaitTimeout  = 250 * time.Millisecond
 )
 
 // SearchOrders are the search.list orders ytrend accepts.
@@ -311,6 +316,20 @@ func (c *Config) QuotaConfig() quota.Config {
 	return q
 }
 
+// Warnings are what a valid configuration risks, one sentence each, for a
+// process to log once at its start. Call after Validate.
+func (c *Config) Warnings() []string {
+	var out []string
+	kind, err := redisclient.KindOf(c.Redis.URL)
+	if c.Redis.URL != "" && err == nil && (kind == redisclient.Sentinel || kind == redisclient.Cluster) &&
+		c.Redis.WaitReplicas != nil && *c.Redis.WaitReplicas == 0 {
+		out = append(out, fmt.Sprintf("redis.wait_replicas is 0 with a %s URL: writes are not waited for on a replica: "+
+			"a failover can lose the last grants, and their units can be granted again; "+
+			"remove the setting to wait for %d replica (the default)", kind, DefaultWaitReplicas))
+	}
+	return out
+}
+
 // Calls ytrend itself makes; the cost table must price each of them.
 var requiredCalls = []string{"videos.list", "search.list"}
 
@@ -333,20 +352,35 @@ func (c *Config) Validate() error {
 	if c.APIKeyEnv == "" || strings.ContainsAny(c.APIKeyEnv, " =\t") {
 		add("api_key_env", "%q is not an environment variable name", c.APIKeyEnv)
 	}
+	kind := redisclient.Single
 	if c.Redis.URL != "" {
-		if _, err := redisclient.KindOf(c.Redis.URL); err != nil {
+		var err error
+		if kind, err = redisclient.KindOf(c.Redis.URL); err != nil {
 			add("redis.url", "%v; or empty for the embedded ledger", err)
 		}
 	}
-	if c.Redis.WaitReplicas < 0 || c.Redis.WaitReplicas > 16 {
-		add("redis.wait_replicas", "%d: allowed 0-16", c.Redis.WaitReplicas)
+	waitSet := c.Redis.WaitReplicas != nil
+	if !waitSet {
+		n := 0
+		if kind == redisclient.Sentinel || kind == redisclient.Cluster {
+			n = DefaultWaitReplicas
+		}
+		c.Redis.WaitReplicas = &n
 	}
-	if c.Redis.WaitReplicas > 0 && (c.Redis.WaitTimeout <= 0 || c.Redis.WaitTimeout >= c.Redis.Timeout) {
-		add("redis.wait_timeout", "%s: with wait_replicas it must be positive and below redis.timeout (%s)",
-			c.Redis.WaitTimeout, c.Redis.Timeout)
+	wait := *c.Redis.WaitReplicas
+	if wait < 0 || wait > 16 {
+		add("redis.wait_replicas", "%d: allowed 0-16", wait)
 	}
-	if c.Redis.WaitReplicas > 0 && c.Redis.URL == "" {
-		add("redis.wait_replicas", "%d: needs redis.url (the embedded ledger has no replicas)", c.Redis.WaitReplicas)
+	if wait > 0 && (c.Redis.WaitTimeout <= 0 || c.Redis.WaitTimeout >= c.Redis.Timeout) {
+		why := "with wait_replicas"
+		if !waitSet {
+			why = fmt.Sprintf("with wait_replicas %d (the default for a %s URL)", wait, kind)
+		}
+		add("redis.wait_timeout", "%s: %s it must be positive and below redis.timeout (%s)",
+			c.Redis.WaitTimeout, why, c.Redis.Timeout)
+	}
+	if wait > 0 && c.Redis.URL == "" {
+		add("redis.wait_replicas", "%d: needs redis.url (the embedded ledger has no replicas)", wait)
 	}
 	for _, d := range []struct {
 		field string

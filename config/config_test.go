@@ -190,6 +190,9 @@ func TestBadFilesNameFieldValueAndAllowed(t *testing.T) {
 		{"bad redis scheme", "redis: {url: \"http://localhost:6379\"}\n", []string{`redis.url: bad Redis URL "http://localhost:6379": allowed schemes are redis://, rediss://`}},
 		{"wait without a timeout", "redis: {url: \"redis://h:6379\", wait_replicas: 1, wait_timeout: 0s}\n", []string{`redis.wait_timeout: 0s: with wait_replicas it must be positive and below redis.timeout`}},
 		{"wait on the ledger", "redis: {wait_replicas: 1}\n", []string{`redis.wait_replicas: 1: needs redis.url`}},
+		{"default wait above the timeout", "redis: {url: \"redis://s1:26379?master_name=m\", timeout: 200ms}\n",
+			[]string{`redis.wait_timeout: 250ms: with wait_replicas 1 (the default for a sentinel URL) it must be positive and below redis.timeout (200ms)`}},
+		{"negative wait", "redis: {url: \"redis://h:6379\", wait_replicas: -1}\n", []string{`redis.wait_replicas: -1: allowed 0-16`}},
 		{"epoch check too short", "redis: {epoch_check: 10ms}\n", []string{`redis.epoch_check: 10ms: must be at least 100ms`}},
 		{"leader ttl too short", "scheduler: {leader_ttl: 500ms}\n", []string{`scheduler.leader_ttl: 500ms: must be at least 1s`}},
 		{"bad endpoint", "youtube: {endpoint: \"localhost:8089\"}\n", []string{`youtube.endpoint: "localhost:8089"`}},
@@ -291,6 +294,69 @@ func TestEnvironmentOverridesFile(t *testing.T) {
 	c.APIKeyEnv = "ABSENT"
 	if _, err := c.APIKey(lookup); err == nil || !strings.Contains(err.Error(), "set ABSENT") {
 		t.Errorf("missing key error: %v", err)
+	}
+}
+
+// TestWaitReplicasByURL: unset, wait_replicas is 1 with a Sentinel or
+// Cluster URL (from the file or the environment) and 0 otherwise; an
+// explicit 0 with one of those stands and warns once.
+func TestWaitReplicasByURL(t *testing.T) {
+	const (
+		sentinel = "redis://s1:26379?master_name=main&addr=s2:26379"
+		cluster  = "redis://n1:6379?addr=n2:6379&addr=n3:6379"
+		warning  = "writes are not waited for on a replica: a failover can lose the last grants"
+	)
+	tests := []struct {
+		name string
+		yaml string
+		env  string // REDIS_URL, if set
+		want int
+		warn bool
+	}{
+		{"embedded ledger", "", "", 0, false},
+		{"single node", "redis: {url: \"redis://h:6379/0\"}\n", "", 0, false},
+		{"sentinel", "redis: {url: \"" + sentinel + "\"}\n", "", 1, false},
+		{"cluster", "redis: {url: \"" + cluster + "\"}\n", "", 1, false},
+		{"sentinel from the environment", "", sentinel, 1, false},
+		{"cluster from the environment over a single node", "redis: {url: \"redis://h:6379/0\"}\n", cluster, 1, false},
+		{"sentinel, explicit 0", "redis: {url: \"" + sentinel + "\", wait_replicas: 0}\n", "", 0, true},
+		{"cluster, explicit 0", "redis: {url: \"" + cluster + "\", wait_replicas: 0}\n", "", 0, true},
+		{"cluster from the environment, explicit 0", "redis: {wait_replicas: 0}\n", cluster, 0, true},
+		{"single node, explicit 0", "redis: {url: \"redis://h:6379/0\", wait_replicas: 0}\n", "", 0, false},
+		{"single node, explicit 2", "redis: {url: \"redis://h:6379/0\", wait_replicas: 2}\n", "", 2, false},
+		{"sentinel, explicit 2", "redis: {url: \"" + sentinel + "\", wait_replicas: 2}\n", "", 2, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := Parse("test.yaml", []byte(tt.yaml))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.ApplyEnv(func(k string) (string, bool) { return tt.env, k == "REDIS_URL" && tt.env != "" })
+			if err := c.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			if c.Redis.WaitReplicas == nil || *c.Redis.WaitReplicas != tt.want {
+				t.Errorf("wait_replicas = %v, want %d", c.Redis.WaitReplicas, tt.want)
+			}
+			w := c.Warnings()
+			switch {
+			case tt.warn && (len(w) != 1 || !strings.Contains(w[0], warning)):
+				t.Errorf("warnings %q, want one saying %q", w, warning)
+			case !tt.warn && len(w) != 0:
+				t.Errorf("warnings %q, want none", w)
+			}
+		})
+	}
+	// The repo's schedule.yaml leaves it unset.
+	c, err := Load("../schedule.yaml", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.ApplyEnv(func(k string) (string, bool) { return sentinel, k == "REDIS_URL" })
+	if err := c.Validate(); err != nil || *c.Redis.WaitReplicas != 1 || len(c.Warnings()) != 0 {
+		t.Errorf("schedule.yaml with a Sentinel URL: wait_replicas %d, warnings %q, %v; want 1, none",
+			*c.Redis.WaitReplicas, c.Warnings(), err)
 	}
 }
 

@@ -116,7 +116,10 @@ func (c *cli) open(cmd *cobra.Command, o openOpts) (*app, error) {
 			a.close()
 			return nil, err
 		}
-		backend = quota.NewRedis(a.rdb, quota.WithWaitReplicas(cfg.Redis.WaitReplicas, cfg.Redis.WaitTimeout.D()))
+		backend = quota.NewRedis(a.rdb, quota.WithWaitReplicas(*cfg.Redis.WaitReplicas, cfg.Redis.WaitTimeout.D()))
+		for _, w := range cfg.Warnings() {
+			log.Warn(w)
+		}
 	}
 	// Every process keeps its own record of its grants in its archive, so
 	// that the books survive the ledger losing them.

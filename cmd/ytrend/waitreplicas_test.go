@@ -44,3 +44,27 @@ redis: {timeout: 2s, wait_replicas: 1, wait_timeout: 200ms}
 		t.Errorf("used %d, want 14: the unacknowledged grant stays spent", st.Limits[0].Used)
 	}
 }
+
+// TestUnwaitedFailoverWarnsOnce: with a Sentinel URL, wait_replicas unset
+// waits for a replica and says nothing; an explicit 0 is allowed and
+// warned about once, at start (before Redis is even reached: this one does
+// not answer).
+func TestUnwaitedFailoverWarnsOnce(t *testing.T) {
+	t.Parallel()
+	const warning = "writes are not waited for on a replica: a failover can lose the last grants"
+	for _, tt := range []struct {
+		redis string
+		warns int
+	}{
+		{"{timeout: 300ms, wait_timeout: 100ms}", 0},
+		{"{timeout: 300ms, wait_timeout: 100ms, wait_replicas: 0}", 1},
+	} {
+		w := newWorld(t, sim.Config{})
+		w.config("redis: " + tt.redis + "\n") // before REDIS_URL: there are no books to settle
+		w.env["REDIS_URL"] = "redis://127.0.0.1:1?master_name=main"
+		r := w.run("quota", "status")
+		if got := strings.Count(r.stderr, warning); got != tt.warns {
+			t.Errorf("redis: %s: the warning logged %d times, want %d; stderr:\n%s", tt.redis, got, tt.warns, r.stderr)
+		}
+	}
+}

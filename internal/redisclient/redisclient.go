@@ -216,14 +216,26 @@ func nodeDurability(ctx context.Context, c redis.Cmdable) ([]string, error) {
 
 // RouteLogs sends go-redis' own log lines (it logs pool, Sentinel and
 // Cluster events itself, by default straight to stderr) through log, so
-// they share the process's format and level handling. It is process-wide,
-// as go-redis' logger is.
+// they share the process's format and level handling: WARN, but for the
+// routine ones, at DEBUG. It is process-wide, as go-redis' logger is.
 func RouteLogs(log *slog.Logger) {
 	redis.SetLogger(slogPrinter{log: log})
 }
 
+// routine are the formats of go-redis' lines that report a client doing its
+// job, not a problem: a Sentinel client says "new master" on its first
+// contact (every CLI call), not only after a failover, and which sentinel
+// it asked. What follows a failover is logged by the budget itself.
+var routine = []string{"sentinel: new master=", "sentinel: selected addr=", "sentinel: discovered new sentinel="}
+
 type slogPrinter struct{ log *slog.Logger }
 
 func (p slogPrinter) Printf(ctx context.Context, format string, v ...any) {
-	p.log.WarnContext(ctx, "redis client: "+fmt.Sprintf(format, v...))
+	level := slog.LevelWarn
+	for _, r := range routine {
+		if strings.HasPrefix(format, r) {
+			level = slog.LevelDebug
+		}
+	}
+	p.log.Log(ctx, level, "redis client: "+fmt.Sprintf(format, v...))
 }

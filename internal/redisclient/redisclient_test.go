@@ -2,13 +2,17 @@ package redisclient
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/ytrend/ytrend/internal/logbuf"
 	"github.com/ytrend/ytrend/internal/redistest"
 	"github.com/ytrend/ytrend/internal/secret"
 )
@@ -199,5 +203,69 @@ func TestOpenTimeoutFloor(t *testing.T) {
 	defer c.Close()
 	if o := c.(*redis.Client).Options(); o.ReadTimeout != 50*time.Millisecond || o.WriteTimeout != 50*time.Millisecond {
 		t.Errorf("read %s write %s, want 50ms", o.ReadTimeout, o.WriteTimeout)
+	}
+}
+
+// TestSentinelLogsRoutineAtDebug: a Sentinel client names its master on
+// first contact; that is routine, logged at DEBUG, and nothing it says on
+// a healthy topology is a warning. Not parallel: go-redis' logger is
+// process-wide.
+func TestSentinelLogsRoutineAtDebug(t *testing.T) {
+	s := redistest.StartSentinel(t)
+	var buf logbuf.Buffer
+	RouteLogs(slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	defer RouteLogs(slog.Default())
+	c, err := Open(s.URL(), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Set(context.Background(), "ytrend:{t}:probe", "x", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	sawMaster := false
+	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		var rec struct{ Level, Msg string }
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		if strings.HasPrefix(rec.Msg, "redis client: sentinel: new master=") {
+			sawMaster = true
+		}
+		if rec.Level != "DEBUG" {
+			t.Errorf("%s %q, want DEBUG", rec.Level, rec.Msg)
+		}
+	}
+	if !sawMaster {
+		t.Errorf("no \"new master\" line; logged:\n%s", buf.String())
+	}
+}
+
+// TestRouteLogsLevels: routine lines at DEBUG, problems at WARN, with
+// go-redis' own formats.
+func TestRouteLogsLevels(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		format string
+		args   []any
+		want   slog.Level
+	}{
+		{"sentinel: new master=%q addr=%q", []any{"main", "10.0.0.2:6379"}, slog.LevelDebug},
+		{"sentinel: selected addr=%s masterAddr=%s", []any{"s1:26379", "10.0.0.2:6379"}, slog.LevelDebug},
+		{"sentinel: discovered new sentinel=%q for master=%q", []any{"s4:26379", "main"}, slog.LevelDebug},
+		{"sentinel: GetMasterAddrByName name=%q failed: %s", []any{"main", "i/o timeout"}, slog.LevelWarn},
+		{"redis: connection pool: failed to get a usable connection after %d attempts", []any{3}, slog.LevelWarn},
+	}
+	for _, tt := range tests {
+		var buf logbuf.Buffer
+		p := slogPrinter{log: slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+		p.Printf(context.Background(), tt.format, tt.args...)
+		var rec struct{ Level, Msg string }
+		if err := json.Unmarshal([]byte(buf.String()), &rec); err != nil {
+			t.Fatalf("%q: %v", buf.String(), err)
+		}
+		if rec.Level != tt.want.String() || rec.Msg != "redis client: "+fmt.Sprintf(tt.format, tt.args...) {
+			t.Errorf("%s %q, want %s", rec.Level, rec.Msg, tt.want)
+		}
 	}
 }

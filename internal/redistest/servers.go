@@ -2,11 +2,14 @@ package redistest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,20 +20,39 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Server is a private redis-server a test starts on a free loopback port:
-// for what must never be done to the shared one (restart it, kill it, lose
-// its data, make it a cluster node or a sentinel).
+// Server is a private redis-server a test starts on a loopback port of its
+// own: for what must never be done to the shared one (restart it, kill it,
+// lose its data, make it a cluster node or a sentinel).
+//
+// No port is reserved between choosing it and the server binding it, so
+// another process may take it first (another test's server, a client's
+// ephemeral port). A server that exits, or never answers as itself, is
+// started again on another port; a restart, which must keep its port,
+// retries the same one until it is free.
 type Server struct {
 	tb   testing.TB
 	Port int
 	Dir  string
-	args []string
+	argv func(port int) []string // redis-server's arguments on port
 	mu   sync.Mutex
 	cmd  *exec.Cmd
+	done <-chan struct{} // closed when cmd has exited
 }
 
-// binary returns the path of redis-server, skipping (failing under CI) when
-// there is none.
+const (
+	// startAttempts is how many ports a new server tries.
+	startAttempts = 5
+	// readyTimeout bounds one start: the process answering as itself, or
+	// exiting. A bind that fails exits at once; the bound is for a loaded
+	// 2-core machine running the whole suite under -race.
+	readyTimeout = 60 * time.Second
+	// maxClusterPort is the highest port a cluster node can have: its bus
+	// listens on port+10000.
+	maxClusterPort = 65535 - 10000
+)
+
+// binary returns the path of name (redis-server, redis-cli), skipping
+// (failing under CI) when there is none.
 func binary(tb testing.TB, name string) string {
 	tb.Helper()
 	p, err := exec.LookPath(name)
@@ -40,64 +62,192 @@ func binary(tb testing.TB, name string) string {
 	return p
 }
 
-// freePort asks the kernel for a free loopback port.
-func freePort(tb testing.TB) int {
-	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
+// freePort asks the kernel for a loopback port that is free now and at
+// most maxPort. It is only a likely candidate: the caller retries a bind
+// that fails.
+func freePort(maxPort int) (int, error) {
+	for range 1000 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return 0, err
+		}
+		port := ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
+		if port <= maxPort {
+			return port, nil
+		}
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return 0, fmt.Errorf("no free loopback port at most %d", maxPort)
+}
+
+// pickPort is freePort failing tb.
+func pickPort(tb testing.TB, maxPort int) int {
+	tb.Helper()
+	port, err := freePort(maxPort)
+	if err != nil {
+		tb.Fatalf("redistest: %v", err)
+	}
+	return port
+}
+
+// spawn starts cmd, to be killed with the test binary, and returns a
+// channel closed once it has exited. The goroutine that starts it stays on
+// its OS thread until then: the kernel sends the death signal when the
+// thread that forked the child ends, not the process, and the Go runtime
+// may end a thread while the test runs.
+func spawn(cmd *exec.Cmd) (<-chan struct{}, error) {
+	setDeathSignal(cmd)
+	started := make(chan error, 1)
+	done := make(chan struct{})
+	go func() {
+		// Never unlocked: the thread ends with this goroutine, after the child.
+		runtime.LockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		cmd.Wait()
+		close(done)
+	}()
+	if err := <-started; err != nil {
+		return nil, err
+	}
+	return done, nil
 }
 
 // StartServer starts a redis-server with no persistence, plus args (e.g.
 // "--appendonly", "yes"), and stops it when the test ends.
 func StartServer(tb testing.TB, args ...string) *Server {
 	tb.Helper()
-	s := &Server{tb: tb, Port: freePort(tb), Dir: tb.TempDir(), args: args}
-	s.start()
-	tb.Cleanup(s.stop)
-	return s
+	dir := tb.TempDir()
+	return startServer(tb, anyPort, func(port int) []string { return serverArgs(port, dir, args...) }, dir)
 }
 
-func (s *Server) start() {
-	s.tb.Helper()
-	bin := binary(s.tb, "redis-server")
+// serverArgs are a plain server's arguments: loopback only, no
+// persistence unless args ask for it, a log in dir.
+func serverArgs(port int, dir string, args ...string) []string {
 	// No delay before a replica's full sync (default 5 s): a replica of
 	// this server is in sync at once.
-	args := append([]string{"--port", strconv.Itoa(s.Port), "--bind", "127.0.0.1", "--dir", s.Dir,
-		"--save", "", "--appendonly", "no", "--logfile", filepath.Join(s.Dir, "redis.log"),
-		"--repl-diskless-sync-delay", "0"}, s.args...)
-	cmd := exec.Command(bin, args...)
-	setDeathSignal(cmd)
-	if err := cmd.Start(); err != nil {
+	return append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir,
+		"--save", "", "--appendonly", "no", "--logfile", filepath.Join(dir, "redis.log"),
+		"--repl-diskless-sync-delay", "0"}, args...)
+}
+
+// anyPort picks any free loopback port.
+func anyPort(tb testing.TB) int { return pickPort(tb, 65535) }
+
+// startServer starts a server on a port pick gives, trying another one
+// when a start fails, and stops it when the test ends.
+func startServer(tb testing.TB, pick func(testing.TB) int, argv func(port int) []string, dir string) *Server {
+	tb.Helper()
+	s := &Server{tb: tb, Dir: dir, argv: argv}
+	tb.Cleanup(s.stop)
+	var errs []error
+	for range startAttempts {
+		s.Port = pick(tb)
+		err := s.start()
+		if err == nil {
+			return s
+		}
+		errs = append(errs, err)
+	}
+	tb.Fatalf("redistest: no redis-server started in %d attempts:\n%v", startAttempts, errors.Join(errs...))
+	return nil
+}
+
+// start runs redis-server on s.Port and waits until it answers as itself.
+// An error means it exited first (its port taken, most likely) or never
+// answered; it is no longer running then.
+func (s *Server) start() error {
+	s.tb.Helper()
+	bin := binary(s.tb, "redis-server")
+	// What redis-server writes before its log file is open (a bad
+	// argument) goes to a file, not a pipe: a pipe would be held open by
+	// the children it forks to save, and Wait would wait for them.
+	out, err := os.OpenFile(filepath.Join(s.Dir, "redis.out"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		s.tb.Fatal(err)
+	}
+	defer out.Close()
+	logs := s.logSizes()
+	cmd := exec.Command(bin, s.argv(s.Port)...)
+	cmd.Stdout, cmd.Stderr = out, out
+	done, err := spawn(cmd)
+	if err != nil {
 		s.tb.Fatalf("redistest: start redis-server: %v", err)
 	}
 	s.mu.Lock()
-	s.cmd = cmd
+	s.cmd, s.done = cmd, done
 	s.mu.Unlock()
-	waitPing(s.tb, s.Addr(), cmd)
+	if err := waitReady(s.Addr(), cmd.Process.Pid, done); err != nil {
+		s.Kill()
+		return fmt.Errorf("redis-server on %s: %w\n%s", s.Addr(), err, s.logsSince(logs))
+	}
+	return nil
 }
 
-// waitPing waits until addr answers PING (or cmd exits).
-func waitPing(tb testing.TB, addr string, cmd *exec.Cmd) {
-	tb.Helper()
-	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+// waitReady waits until addr answers PING from the process pid, and not
+// from another server that took the port. It returns at once when the
+// process exits (done closed).
+func waitReady(addr string, pid int, done <-chan struct{}) error {
+	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: time.Second,
+		ReadTimeout: 2 * time.Second})
 	defer c.Close()
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.NewTimer(readyTimeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	want := "process_id:" + strconv.Itoa(pid)
+	var last error
 	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
-		err := c.Ping(ctx).Err()
+		select {
+		case <-done:
+			return errors.New("exited before answering")
+		case <-deadline.C:
+			return fmt.Errorf("did not answer within %s: %v", readyTimeout, last)
+		case <-tick.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		info, err := c.Info(ctx, "server").Result()
+		if err == nil && !strings.Contains(info, want+"\r\n") {
+			err = errors.New("another process answers on its port")
+		}
+		if err == nil {
+			// PING, unlike INFO, waits until the data is loaded.
+			err = c.Ping(ctx).Err()
+		}
 		cancel()
 		if err == nil {
-			return
+			return nil
 		}
-		if time.Now().After(deadline) {
-			tb.Fatalf("redistest: redis on %s did not answer: %v", addr, err)
-		}
-		time.Sleep(20 * time.Millisecond)
+		last = err
 	}
+}
+
+// logSizes are the sizes of s's log files now, to show what one start
+// added to them.
+func (s *Server) logSizes() map[string]int64 {
+	m := map[string]int64{}
+	for _, name := range []string{"redis.log", "redis.out", "sentinel.log"} {
+		if fi, err := os.Stat(filepath.Join(s.Dir, name)); err == nil {
+			m[name] = fi.Size()
+		}
+	}
+	return m
+}
+
+// logsSince is what s's log files gained since sizes were taken.
+func (s *Server) logsSince(sizes map[string]int64) string {
+	var b strings.Builder
+	for _, name := range []string{"redis.log", "redis.out", "sentinel.log"} {
+		data, err := os.ReadFile(filepath.Join(s.Dir, name))
+		if err != nil || int64(len(data)) <= sizes[name] {
+			continue
+		}
+		fmt.Fprintf(&b, "%s:\n%s", name, data[sizes[name]:])
+	}
+	return b.String()
 }
 
 // Addr is host:port.
@@ -116,12 +266,12 @@ func (s *Server) Client() *redis.Client {
 // Kill ends the server with SIGKILL: whatever it had not persisted is lost.
 func (s *Server) Kill() {
 	s.mu.Lock()
-	cmd := s.cmd
-	s.cmd = nil
+	cmd, done := s.cmd, s.done
+	s.cmd, s.done = nil, nil
 	s.mu.Unlock()
 	if cmd != nil {
 		cmd.Process.Signal(syscall.SIGKILL)
-		cmd.Wait()
+		<-done
 	}
 }
 
@@ -183,11 +333,22 @@ func waitAcked(tb testing.TB, master *Server, n int) {
 
 // Restart kills the server and starts it again on the same port and
 // directory: with AOF or RDB configured it reloads them, without it comes
-// back empty.
+// back empty. Someone may take the port while it is down; Restart retries
+// it until it is free again (up to a minute).
 func (s *Server) Restart() {
 	s.tb.Helper()
 	s.Kill()
-	s.start()
+	deadline := time.Now().Add(readyTimeout)
+	for {
+		err := s.start()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			s.tb.Fatalf("redistest: restart on port %d: %v", s.Port, err)
+		}
+		time.Sleep(100 * time.Millisecond) // a retry's pace, not a proof
+	}
 }
 
 func (s *Server) stop() { s.Kill() }
@@ -204,8 +365,13 @@ func StartCluster(tb testing.TB) *Cluster {
 	c := &Cluster{}
 	for range 3 {
 		dir := tb.TempDir()
-		c.Nodes = append(c.Nodes, StartServer(tb, "--cluster-enabled", "yes",
-			"--cluster-config-file", filepath.Join(dir, "nodes.conf"), "--cluster-node-timeout", "2000"))
+		clusterPort := func(tb testing.TB) int { return pickPort(tb, maxClusterPort) }
+		c.Nodes = append(c.Nodes, startServer(tb, clusterPort, func(port int) []string {
+			// A node's config file per port: the one a failed start
+			// wrote names a port the node no longer has.
+			return serverArgs(port, dir, "--cluster-enabled", "yes", "--cluster-config-file",
+				filepath.Join(dir, fmt.Sprintf("nodes-%d.conf", port)), "--cluster-node-timeout", "2000")
+		}, dir))
 	}
 	args := []string{"--cluster", "create"}
 	for _, n := range c.Nodes {
@@ -216,23 +382,18 @@ func StartCluster(tb testing.TB) *Cluster {
 	if err != nil {
 		tb.Fatalf("redistest: redis-cli --cluster create: %v\n%s", err, out)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		ok := true
+	waitFor(tb, "the cluster to be ok", func() bool {
 		for _, n := range c.Nodes {
-			info, err := n.Client().ClusterInfo(context.Background()).Result()
+			nc := redis.NewClient(&redis.Options{Addr: n.Addr(), MaxRetries: -1})
+			info, err := nc.ClusterInfo(context.Background()).Result()
+			nc.Close()
 			if err != nil || !strings.Contains(info, "cluster_state:ok") {
-				ok = false
+				return false
 			}
 		}
-		if ok {
-			return c
-		}
-		if time.Now().After(deadline) {
-			tb.Fatal("redistest: cluster not ok after 20s")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return true
+	})
+	return c
 }
 
 // URL is the cluster in go-redis' URL form: several addr= and no master_name.
@@ -266,12 +427,38 @@ func StartSentinel(tb testing.TB) *Sentinel {
 	s := &Sentinel{tb: tb, Name: "ytrendtest"}
 	s.Master = StartServer(tb)
 	s.Replica = StartReplica(tb, s.Master)
+	var errs []error
+	for range startAttempts {
+		sentinels, err := s.startSentinels()
+		if err == nil {
+			s.Sentinels = sentinels
+			break
+		}
+		errs = append(errs, err)
+	}
+	if s.Sentinels == nil {
+		tb.Fatalf("redistest: no sentinels started in %d attempts:\n%v", startAttempts, errors.Join(errs...))
+	}
+	// Ready when every sentinel knows the replica (and so can fail over).
+	s.waitSentinels(func(addr string, replicas int) bool { return addr == s.Master.Addr() && replicas >= 1 })
+	return s
+}
+
+// startSentinels starts three sentinels on new ports. Each one's config
+// names its peers' ports, so when one cannot start the others are stopped
+// too, and the caller tries three new ports.
+func (s *Sentinel) startSentinels() ([]*Server, error) {
+	tb := s.tb
+	tb.Helper()
 	var ports [3]int
 	var ids [3]string
 	for i := range ports {
-		ports[i] = freePort(tb)
+		for ports[i] == 0 || slices.Contains(ports[:i], ports[i]) {
+			ports[i] = anyPort(tb)
+		}
 		ids[i] = fmt.Sprintf("%040x", ports[i]) // a sentinel ID is 40 hex digits
 	}
+	var started []*Server
 	for i, port := range ports {
 		dir := tb.TempDir()
 		conf := filepath.Join(dir, "sentinel.conf")
@@ -289,20 +476,17 @@ func StartSentinel(tb testing.TB) *Sentinel {
 		if err := os.WriteFile(conf, []byte(body), 0o644); err != nil {
 			tb.Fatal(err)
 		}
-		srv := &Server{tb: tb, Port: port, Dir: dir}
-		cmd := exec.Command(binary(tb, "redis-server"), conf, "--sentinel")
-		setDeathSignal(cmd)
-		if err := cmd.Start(); err != nil {
-			tb.Fatalf("redistest: start sentinel: %v", err)
-		}
-		srv.cmd = cmd
+		srv := &Server{tb: tb, Port: port, Dir: dir, argv: func(int) []string { return []string{conf, "--sentinel"} }}
 		tb.Cleanup(srv.stop)
-		waitPing(tb, srv.Addr(), cmd)
-		s.Sentinels = append(s.Sentinels, srv)
+		if err := srv.start(); err != nil {
+			for _, o := range started {
+				o.Kill()
+			}
+			return nil, fmt.Errorf("sentinel: %w", err)
+		}
+		started = append(started, srv)
 	}
-	// Ready when every sentinel knows the replica (and so can fail over).
-	s.waitSentinels(func(addr string, replicas int) bool { return addr == s.Master.Addr() && replicas >= 1 })
-	return s
+	return started, nil
 }
 
 // URL is the topology in go-redis' Sentinel URL form.
