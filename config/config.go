@@ -71,6 +71,8 @@ type Redis struct {
 	// sets it by the URL's form: 1 for Sentinel or Cluster, whose failover
 	// promotes a replica that may have missed the last grants, else 0.
 	WaitReplicas *int     `yaml:"wait_replicas"`
+	// waitDefaulted: Validate chose WaitReplicas (WaitReplicasDefaulted).
+	waitDefaulted bool
 	WaitTimeout  Duration `yaml:"wait_timeout"`
 }
 
@@ -335,6 +337,10 @@ var requiredCalls = []string{"videos.list", "search.list"}
 
 // Validate checks everything and fills in derived defaults (regions). It
 // returns all problems at once, each naming its field.
+// WaitReplicasDefaulted reports whether redis.wait_replicas was left unset,
+// so that Validate chose it from the URL's kind.
+func (c *Config) WaitReplicasDefaulted() bool { return c.Redis.waitDefaulted }
+
 func (c *Config) Validate() error {
 	var errs []error
 	add := func(field, format string, args ...any) {
@@ -360,6 +366,7 @@ func (c *Config) Validate() error {
 		}
 	}
 	waitSet := c.Redis.WaitReplicas != nil
+	c.Redis.waitDefaulted = !waitSet
 	if !waitSet {
 		n := 0
 		if kind == redisclient.Sentinel || kind == redisclient.Cluster {

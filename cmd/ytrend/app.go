@@ -116,7 +116,7 @@ func (c *cli) open(cmd *cobra.Command, o openOpts) (*app, error) {
 			a.close()
 			return nil, err
 		}
-		backend = quota.NewRedis(a.rdb, quota.WithWaitReplicas(*cfg.Redis.WaitReplicas, cfg.Redis.WaitTimeout.D()))
+		backend = quota.NewRedis(a.rdb, quota.WithWaitReplicas(waitReplicas(ctx, cfg, a.rdb, log), cfg.Redis.WaitTimeout.D()))
 		for _, w := range cfg.Warnings() {
 			log.Warn(w)
 		}
@@ -141,6 +141,34 @@ func (c *cli) open(cmd *cobra.Command, o openOpts) (*app, error) {
 		return nil, err
 	}
 	return a, nil
+}
+
+// waitReplicas is redis.wait_replicas, but for one case: left to its default
+// on a Cluster whose master for the credential has no replica. No failover
+// can lose that master's writes (there is nothing to promote), and WAIT 1
+// would refuse every grant, so none is waited for; a replica attached later
+// counts from the next start.
+func waitReplicas(ctx context.Context, cfg *config.Config, rdb redis.UniversalClient, log *slog.Logger) int {
+	n := *cfg.Redis.WaitReplicas
+	if n == 0 || !cfg.WaitReplicasDefaulted() {
+		return n
+	}
+	if kind, _ := redisclient.KindOf(cfg.Redis.URL); kind != redisclient.Cluster {
+		return n
+	}
+	cctx, cancel := context.WithTimeout(ctx, cfg.Redis.Timeout.D())
+	defer cancel()
+	got, err := redisclient.Replicas(cctx, rdb, "ytrend:{"+cfg.Credential+"}:epoch")
+	if err != nil {
+		log.Warn("redis: cannot count the credential's master's replicas; waiting for one per grant", "err", err)
+		return n
+	}
+	if got == 0 {
+		log.Info("redis: the credential's Cluster master has no replica, so no failover can lose its writes; "+
+			"grants are not waited for (restart after attaching a replica to wait for it)", "wait_replicas", n)
+		return 0
+	}
+	return n
 }
 
 func (a *app) close() {

@@ -68,3 +68,25 @@ func TestUnwaitedFailoverWarnsOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestClusterWithoutReplicasDefaultsToNoWait: on a Cluster whose masters
+// have no replica, the default wait_replicas (1 for a Cluster URL) would
+// refuse every grant for want of an acknowledgement no failover could ever
+// need. Left to its default, it waits for none; set explicitly, it is kept.
+func TestClusterWithoutReplicasDefaultsToNoWait(t *testing.T) {
+	t.Parallel()
+	c := redistest.StartCluster(t)
+	w := newWorld(t, sim.Config{})
+	w.env["REDIS_URL"] = c.URL()
+	cred := redistest.Prefix(t)
+	w.config(fmt.Sprintf("credential: %s\nlimits: [{name: daily, units: 100, window: 24h}]\n", cred))
+	r := w.mustRun("quota", "reserve", "--cost", "7")
+	if !strings.HasPrefix(r.stdout, "granted ") || !strings.Contains(r.stderr, "no failover can lose its writes") {
+		t.Errorf("default wait_replicas on a replica-less Cluster: %q, %q; want granted, and the reason logged", r.stdout, r.stderr)
+	}
+	w.config(fmt.Sprintf("credential: %s\nlimits: [{name: daily, units: 100, window: 24h}]\nredis: {wait_replicas: 1}\n", cred))
+	r = w.run("quota", "reserve", "--cost", "7")
+	if r.code != 1 || !strings.Contains(r.stderr, "0 of 1 replicas acknowledged") {
+		t.Errorf("explicit wait_replicas 1: exit %d, %q; want refused for the missing ack", r.code, r.stderr)
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -142,10 +143,13 @@ func redactErr(err error, raw string) string {
 
 // Durability reads the server's persistence and eviction settings and says,
 // in plain words, how the budget could vanish without a trace. No warning
-// means AOF (fsynced at least every second) is on and nothing can be
-// evicted: no maxmemory, or maxmemory-policy noeviction. On a Cluster every master is asked. Keys ytrend writes all expire
-// (but for the epoch), so a volatile-* policy may evict them as well as an
-// allkeys-* one: only noeviction keeps them.
+// means AOF (fsynced at least every second) is on and no budget key can be
+// evicted: no maxmemory, maxmemory-policy noeviction (a full server then
+// refuses grants, the safe direction), or a volatile-* policy (the
+// budget's logs, totals and epoch have no TTL, so it never picks them). On
+// a Cluster every master is asked. An allkeys-* policy may evict them: the
+// loss is found and restored, at the price of a grace and of what the
+// mirror had not copied.
 func Durability(ctx context.Context, rdb redis.UniversalClient) ([]string, error) {
 	if c, ok := rdb.(*redis.ClusterClient); ok {
 		var mu sync.Mutex
@@ -207,11 +211,35 @@ func nodeDurability(ctx context.Context, c redis.Cmdable) ([]string, error) {
 	}
 	// Without a maxmemory (0, or absent from INFO) Redis never evicts,
 	// whatever the policy says.
-	if policy != "" && policy != "noeviction" && fields["maxmemory"] != "0" {
-		out = append(out, fmt.Sprintf("maxmemory-policy %s may evict the budget's keys (they carry TTLs); "+
-			"use noeviction", policy))
+	if strings.HasPrefix(policy, "allkeys-") && fields["maxmemory"] != "0" {
+		out = append(out, fmt.Sprintf("maxmemory-policy %s may evict the budget's keys: each eviction is a "+
+			"loss of the books (a grace, then a restore); use noeviction or a volatile-* policy", policy))
 	}
 	return out, nil
+}
+
+// Replicas returns how many replicas are connected to the master that
+// holds key: the master itself on a single node or behind Sentinel, the
+// key's slot's on a Cluster.
+func Replicas(ctx context.Context, rdb redis.UniversalClient, key string) (int, error) {
+	var node redis.Cmdable = rdb
+	if c, ok := rdb.(*redis.ClusterClient); ok {
+		m, err := c.MasterForKey(ctx, key)
+		if err != nil {
+			return 0, fmt.Errorf("redis: the master of %s: %w", key, err)
+		}
+		node = m
+	}
+	info, err := node.Info(ctx, "replication").Result()
+	if err != nil {
+		return 0, fmt.Errorf("redis: INFO replication: %w", err)
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "connected_slaves:"); ok {
+			return strconv.Atoi(v)
+		}
+	}
+	return 0, errors.New("redis: INFO replication has no connected_slaves")
 }
 
 // RouteLogs sends go-redis' own log lines (it logs pool, Sentinel and
