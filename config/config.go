@@ -70,10 +70,10 @@ type Redis struct {
 	// (WAIT, at most WaitTimeout); 0 = do not wait. Unset (nil), Validate
 	// sets it by the URL's form: 1 for Sentinel or Cluster, whose failover
 	// promotes a replica that may have missed the last grants, else 0.
-	WaitReplicas *int     `yaml:"wait_replicas"`
+	WaitReplicas *int `yaml:"wait_replicas"`
 	// waitDefaulted: Validate chose WaitReplicas (WaitReplicasDefaulted).
 	waitDefaulted bool
-	WaitTimeout  Duration `yaml:"wait_timeout"`
+	WaitTimeout   Duration `yaml:"wait_timeout"`
 }
 
 // Store locates the archive.

@@ -127,7 +127,6 @@ func TestRestartMetByAFreshCLI(t *testing.T) {
 	daemon.Wait()
 }
 
-
 // BenchmarkLossBound measures the bound the README states (issue 18, item
 // 9): a `ytrend run` daemon mirroring every redis.epoch_check (5 s, the
 // default) and 20 CLI processes spending one unit at a time from a
