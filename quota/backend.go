@@ -85,6 +85,9 @@ type syncRequest struct {
 	epoch     string
 	seen      int64 // the highest write count the caller saw in epoch
 	restoring bool  // the caller met a loss: what it adds counts as restored
+	// audit: the entries are grants the ledger acknowledged; one it lacks
+	// means it lost writes, which is a loss of the books.
+	audit bool
 	grace     time.Duration
 	limits    []charge
 	entries   []journalEntry

@@ -76,7 +76,11 @@ type books struct {
 	lastSync atomic.Int64
 
 	stateMu sync.Mutex
-	epoch   string    // the epoch this process last saw
+	// room is, per limit (config order), the units left by the backend's
+	// latest answer, nil before one; openSpent what this process has
+	// granted by policy since, while the backend could not be asked.
+	room, openSpent []int64
+	epoch           string    // the epoch this process last saw
 	seq     int64     // the highest write count it saw in that epoch
 	clock   time.Time // the backend's clock at its latest answer
 	mono    time.Time // the host's monotonic reading at that answer
@@ -93,6 +97,40 @@ func (b *books) now() time.Time {
 		return time.Time{}
 	}
 	return b.clock.Add(time.Since(b.mono))
+}
+
+// answered records the room each limit had at an answer.
+func (b *books) answered(charges []charge, used []int64) {
+	if len(used) != len(charges) {
+		return
+	}
+	b.stateMu.Lock()
+	defer b.stateMu.Unlock()
+	b.room, b.openSpent = make([]int64, len(used)), make([]int64, len(used))
+	for i, c := range charges {
+		b.room[i] = c.units - used[i]
+	}
+}
+
+// openRoom takes the units of a fail-open grant from the room the latest
+// answer left, and reports false, taking nothing, when they do not fit: a
+// process that last saw a full limit does not grant past it by policy. Other
+// processes may have spent since that answer; this bounds only its own.
+func (b *books) openRoom(charges []charge) bool {
+	b.stateMu.Lock()
+	defer b.stateMu.Unlock()
+	if b.room == nil {
+		return true // never answered: nothing known
+	}
+	for i, c := range charges {
+		if c.cost > 0 && b.openSpent[i]+c.cost > b.room[i] {
+			return false
+		}
+	}
+	for i, c := range charges {
+		b.openSpent[i] += c.cost
+	}
+	return true
 }
 
 // current returns the epoch this process last saw and the highest write
@@ -221,7 +259,8 @@ func (l *Limiter) decide(ctx context.Context, rv reservation) (decision, error) 
 // books. The write waits at most Config.Timeout for the archive (whose
 // write lock a page write may hold); when it cannot be made, the grant is
 // given back and the reservation fails with ErrBackend. A duplicate is
-// written too: the first attempt's reply, and maybe its row, were lost.
+// written too (the first attempt's reply, and maybe its row, were lost),
+// but never given back: its units are the first attempt's.
 func (l *Limiter) remember(ctx context.Context, res Result, charges []charge, epoch string) error {
 	if l.record == nil {
 		return nil
@@ -229,6 +268,15 @@ func (l *Limiter) remember(ctx context.Context, res Result, charges []charge, ep
 	err := l.recordWithin(ctx, l.grantRow(res, charges, epoch, false))
 	if err == nil {
 		return nil
+	}
+	if res.Duplicate {
+		// The units belong to the first attempt, which was granted and may
+		// have been spent: giving them back would refund a call Google
+		// charged. The retry fails; the grant stands.
+		l.log.Error("quota: a retried grant could not be recorded in time; it stands, unreported",
+			"call", res.Call, "id", res.ID, "timeout", l.cfg.Timeout, "err", err)
+		return fmt.Errorf("%w: reserve %s: %s was granted before, and its record could not be written within %s: %w",
+			ErrBackend, res.Call, res.ID, l.cfg.Timeout, err)
 	}
 	// Given back on the backend alone: the record is the part that is stuck.
 	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.cfg.Timeout)
@@ -320,7 +368,7 @@ type SyncReport struct {
 // (full) and while fail-open grants wait.
 func (l *Limiter) Sync(ctx context.Context, full bool) (SyncReport, error) {
 	if l.record == nil {
-		rep, _, err := l.syncOnce(ctx, nil, false, nil)
+		rep, _, err := l.syncOnce(ctx, nil, false, false, nil)
 		return rep, err
 	}
 	l.books.mu.Lock()
@@ -337,7 +385,7 @@ func (l *Limiter) Sync(ctx context.Context, full bool) (SyncReport, error) {
 	var rep SyncReport
 	var res syncResult
 	if err == nil {
-		rep, res, err = l.send(ctx, pending, false, copyFrom)
+		rep, res, err = l.send(ctx, pending, false, false, copyFrom)
 	}
 	if err == nil {
 		err = l.record.synced(ctx, l.cfg.Credential, ids(pending))
@@ -348,32 +396,34 @@ func (l *Limiter) Sync(ctx context.Context, full bool) (SyncReport, error) {
 	}
 	since := l.since()
 	if full || rep.Restored {
-		all, err := l.record.grants(ctx, l.cfg.Credential, since, false)
+		mine, err := l.record.grants(ctx, l.cfg.Credential, since, false)
 		if err != nil {
 			return rep, err
 		}
-		all = notPending(all, pending)
+		mine = notPending(mine, pending)
+		// Outside a restore this is an audit: the ledger acknowledged every
+		// one of these grants, so one it lacks is a loss, not a detail.
+		more, _, err := l.send(ctx, mine, rep.Restored, !rep.Restored, nil)
+		if err != nil {
+			return rep, err
+		}
+		rep.Epoch, rep.Sent, rep.Added = more.Epoch, rep.Sent+more.Sent, rep.Added+more.Added
+		rep.Restored = rep.Restored || more.Restored
 		if l.mirror != nil && (rep.Restored || first && full) {
 			// Every process's grants as last copied: the share of those
-			// that may never run again.
+			// that may never run again. Not an audit: the mirror keeps
+			// entries released since.
 			theirs, err := l.mirror.grants(ctx, l.cfg.Credential, since)
 			if err != nil {
 				return rep, err
 			}
-			all = append(all, notPending(theirs, append(all, pending...))...)
-		}
-		more, _, err := l.send(ctx, all, rep.Restored, nil)
-		if err != nil {
-			return rep, err
-		}
-		rep.Sent, rep.Added = rep.Sent+more.Sent, rep.Added+more.Added
-		rep.Restored = rep.Restored || more.Restored
-		switch {
-		case rep.Restored:
-			// reported below
-		case more.Added > 0:
-			l.log.Warn("quota: audit re-added grants the ledger had lost (a failover or an eviction dropped them)",
-				"added", more.Added, "sent", more.Sent, "epoch", rep.Epoch)
+			theirs = notPending(theirs, append(mine, pending...))
+			more, _, err := l.send(ctx, theirs, rep.Restored, false, nil)
+			if err != nil {
+				return rep, err
+			}
+			rep.Epoch, rep.Sent, rep.Added = more.Epoch, rep.Sent+more.Sent, rep.Added+more.Added
+			rep.Restored = rep.Restored || more.Restored
 		}
 	}
 	if rep.Restored {
@@ -446,7 +496,7 @@ func (l *Limiter) restore(ctx context.Context) (SyncReport, error) {
 // one call, so the epoch is checked even with nothing to send. The first
 // call asks for the mirror's copy (copyFrom, nil for none); its result is
 // returned.
-func (l *Limiter) send(ctx context.Context, gs []grantRow, restoring bool, copyFrom []time.Time) (SyncReport, syncResult, error) {
+func (l *Limiter) send(ctx context.Context, gs []grantRow, restoring, audit bool, copyFrom []time.Time) (SyncReport, syncResult, error) {
 	var rep SyncReport
 	var firstRes syncResult
 	for first := true; first || len(gs) > 0; first = false {
@@ -464,7 +514,7 @@ func (l *Limiter) send(ctx context.Context, gs []grantRow, restoring bool, copyF
 		if first {
 			cf = copyFrom
 		}
-		r, res, err := l.syncOnce(ctx, entries, restoring, cf)
+		r, res, err := l.syncOnce(ctx, entries, restoring, audit && !restoring, cf)
 		if err != nil {
 			return rep, firstRes, err
 		}
@@ -478,12 +528,12 @@ func (l *Limiter) send(ctx context.Context, gs []grantRow, restoring bool, copyF
 	return rep, firstRes, nil
 }
 
-func (l *Limiter) syncOnce(ctx context.Context, entries []journalEntry, restoring bool, copyFrom []time.Time) (SyncReport, syncResult, error) {
+func (l *Limiter) syncOnce(ctx context.Context, entries []journalEntry, restoring, audit bool, copyFrom []time.Time) (SyncReport, syncResult, error) {
 	bctx, cancel := context.WithTimeout(ctx, l.cfg.Timeout)
 	defer cancel()
 	epoch, seen := l.books.current()
 	r, err := l.backend.sync(bctx, l.cfg.Credential, syncRequest{epoch: epoch, seen: seen, grace: l.cfg.RebuildGrace,
-		limits: l.limits, entries: entries, restoring: restoring, copyFrom: copyFrom})
+		limits: l.limits, entries: entries, restoring: restoring, audit: audit, copyFrom: copyFrom})
 	if err != nil {
 		if errors.Is(err, ErrLimitConflict) || errors.Is(err, ErrLedgerDamaged) {
 			return SyncReport{}, r, err

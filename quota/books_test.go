@@ -216,9 +216,11 @@ func TestEpochCheckRestoresPromptly(t *testing.T) {
 	}
 }
 
-// TestAuditReaddsPartialLoss: a failover can drop the last writes while the
-// epoch survives. The audit (Sync with full) re-adds whatever is missing,
-// and nothing twice.
+// TestAuditReaddsPartialLoss: writes can vanish while every key survives
+// (a rollback the other checks missed). The audit (Sync with full) re-adds
+// whatever is missing, and nothing twice; since the ledger had lost grants
+// it acknowledged, and others may have spent them, that is a loss: a new
+// epoch and its grace, so that every process replays.
 func TestAuditReaddsPartialLoss(t *testing.T) {
 	t.Parallel()
 	rdb := redistest.Client(t)
@@ -235,10 +237,12 @@ func TestAuditReaddsPartialLoss(t *testing.T) {
 	if u := used(t, l)["only"]; u != 14 {
 		t.Fatalf("used after the partial loss = %d, want 14", u)
 	}
+	epoch := status(t, l).Ledger.Epoch
 	rep, err := l.Sync(ctx, true)
-	if err != nil || rep.Restored || rep.Sent != 3 || rep.Added != 1 {
-		t.Fatalf("audit = %+v, %v; want 3 sent, 1 re-added, no rebuild", rep, err)
+	if err != nil || !rep.Restored || rep.Sent != 3 || rep.Added != 1 || rep.Epoch == epoch {
+		t.Fatalf("audit = %+v, %v; want 3 sent, 1 re-added, and a new epoch (was %s)", rep, err, epoch)
 	}
+	refusedBy(t, l, "one", quota.Rebuild)
 	score, err := rdb.ZScore(ctx, redisKey(cred, "log", "only"), "last|1").Result()
 	if err != nil || int64(score) != last.At.UnixMicro() {
 		t.Errorf("re-added entry at %v (%v), want its grant time %d", int64(score), err, last.At.UnixMicro())

@@ -24,8 +24,9 @@
 // Fails open: only the calls whose Policy says so (default: videos.list),
 // only when the backend cannot be asked (a dial failure, a broken
 // connection, a timeout after Config.Timeout: any answer, OOM and READONLY
-// included, refuses), only for a fenced reservation whose caller confirms
-// its lease by its own clock (WithLeading), and only when the grant can be
+// included, refuses), only within the room the backend's last answer left,
+// only for a fenced reservation whose caller confirms its lease by its own
+// clock (WithLeading), and only when the grant can be
 // written to the process's record (WithRecord); it is added to the backend,
 // before anything else is decided, the next time the backend answers.
 // Everything else fails closed with ErrBackend, which is distinct from
@@ -38,10 +39,13 @@
 // `ytrend run` also a mirror of the whole shared log (quota_mirror,
 // WithMirror), copied on each Sync. On Redis the ledger's identity, its
 // epoch, sits beside the data it certifies: every log holds the epoch's
-// certificate, no key has a TTL, and the epoch counts its writes (seq),
-// which every reply reports. A missing epoch (even on a brand-new Redis), a
-// log without its certificate, or a caller that saw more writes than the
-// epoch holds is a loss, found by whichever process calls first: a new
+// certificate, no key has a TTL, the epoch names the server process that
+// holds it (INFO run_id), and it counts its writes (seq), which every reply
+// reports. A missing epoch (even on a brand-new Redis), another server
+// process (any restart or failover), a log without its certificate, a
+// caller that saw more writes than the epoch holds, or an audit that finds
+// one of its grants missing is a loss, found by whichever process calls
+// first: a new
 // epoch starts, nothing is admitted for Config.RebuildGrace (RefusedBy
 // "rebuild"), and every process replays its record, and its mirror, before
 // it spends (idempotent by reservation ID). The long-lived processes call

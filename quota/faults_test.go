@@ -385,3 +385,137 @@ func TestFaultFailover(t *testing.T) {
 		})
 	}
 }
+
+// TestFaultStaleSnapshotRestart (found by a red-team pass): Redis crashes
+// (SIGKILL) and comes back from an RDB snapshot older than the last grants
+// (Redis' default save points; or a master restarted under Sentinel before
+// the failover, whose replica then full-resyncs from it). The epoch key and
+// every certificate are in the snapshot, so nothing looks missing. The
+// epoch names the server process that holds it: another run id is a loss,
+// found by the fresh process's first call.
+func TestFaultStaleSnapshotRestart(t *testing.T) {
+	t.Parallel()
+	for _, daemonOwner := range []bool{false, true} {
+		name := "cli owner"
+		if daemonOwner {
+			name = "daemon owner with mirror"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			srv := redistest.StartServer(t) // --save "": the snapshot below is the only one
+			cfg := faultCfg()
+			begin(t, cfg, quota.NewRedis(openURL(t, srv.URL())))
+			var book ledgerBook
+			opts := []quota.Option{quota.WithRecord(openStore(t).Writer()), quota.WithObserver(book.add)}
+			if daemonOwner {
+				opts = append(opts, quota.WithMirror())
+			}
+			owner := newLimiter(t, cfg, quota.NewRedis(openURL(t, srv.URL())), opts...)
+			for range 10 {
+				mustGrant(t, owner, "videos.list")
+			}
+			if err := srv.Client().Save(context.Background()).Err(); err != nil {
+				t.Fatal(err)
+			}
+			for range 10 {
+				mustGrant(t, owner, "videos.list")
+			}
+			if _, err := owner.Sync(context.Background(), false); err != nil { // the daemon's epoch check
+				t.Fatal(err)
+			}
+			srv.Restart() // SIGKILL, then reload dump.rdb: 10 of the 20 grants
+
+			fresh := newLimiter(t, cfg, quota.NewRedis(openURL(t, srv.URL())),
+				quota.WithRecord(openStore(t).Writer()), quota.WithObserver(book.add))
+			n, err := spendAll(t, fresh, "videos.list")
+			var refused *quota.RefusedError
+			if n != 0 || !errors.As(err, &refused) || refused.Limit != quota.Rebuild {
+				t.Errorf("the fresh process got %d units after the restart (%v), want the grace: another server holds the books", n, err)
+			}
+			rep, err := owner.Sync(context.Background(), true) // the owner's next epoch check
+			if err != nil || !rep.Restored || rep.Added != 10 {
+				t.Errorf("the owner's check after the restart = %+v, %v; want its 10 lost grants restored", rep, err)
+			}
+			waitGrace(t, fresh)
+			spendAll(t, fresh, "videos.list")
+			spendAll(t, owner, "videos.list")
+			if got := book.total(); got != 20 {
+				t.Errorf("granted %d units in the window, want exactly the limit, 20", got)
+			}
+		})
+	}
+}
+
+// TestFaultRetryNeverRefunds (red team): a reservation with a caller-chosen
+// ID is granted and spent; its retry (a cron job re-run, a second host with
+// the same --id) meets a locked archive. The retry fails, but its units are
+// the first attempt's: they are never given back.
+func TestFaultRetryNeverRefunds(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Client(t)
+	cfg := faultCfg()
+	cfg.Credential = redistest.Prefix(t)
+	cfg.Timeout = 300 * time.Millisecond
+	begin(t, cfg, quota.NewRedis(rdb))
+	var book ledgerBook
+	archive := openStore(t)
+	l := newLimiter(t, cfg, quota.NewRedis(rdb), quota.WithRecord(archive.Writer()), quota.WithObserver(book.add))
+	mustGrant(t, l, "videos.list", quota.WithID("job-42"), quota.WithCost(10))
+
+	other := openStoreAt(t, archive.Path())
+	tx, err := other.Writer().Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(`INSERT INTO quota_grants(credential, id, call, costs, at, epoch) VALUES ('x', 'lock', 'x', '{}', 0, '')`); err != nil {
+		t.Fatal(err)
+	}
+	res, err := l.Reserve(context.Background(), "videos.list", quota.WithID("job-42"), quota.WithCost(10))
+	if !errors.Is(err, quota.ErrBackend) || res.Granted {
+		t.Errorf("the retry with the archive locked = %+v, %v; want ErrBackend", res, err)
+	}
+	tx.Rollback()
+
+	cli := newLimiter(t, cfg, quota.NewRedis(rdb), quota.WithRecord(openStore(t).Writer()), quota.WithObserver(book.add))
+	if n, _ := spendAll(t, cli, "videos.list"); n != 10 {
+		t.Errorf("another process got %d units, want the 10 job-42 left", n)
+	}
+	if got := book.total(); got != 20 {
+		t.Errorf("granted %d units in the window, want exactly the limit, 20", got)
+	}
+}
+
+// TestFaultFailOpenKeepsToTheLastAnswer (red team): the confirmed leader is
+// cut off from Redis (a partition, behind a proxy) while the day is already
+// full. Its scheduled fetch may fail open by policy, but not past the room
+// the backend's last answer left.
+func TestFaultFailOpenKeepsToTheLastAnswer(t *testing.T) {
+	t.Parallel()
+	srv := redistest.StartServer(t)
+	p := redistest.NewProxy(t, srv.Addr())
+	cfg := faultCfg()
+	cfg.Timeout = 300 * time.Millisecond
+	begin(t, cfg, quota.NewRedis(srv.Client()))
+	var book ledgerBook
+	leader := newLimiter(t, cfg, quota.NewRedis(proxied(t, p)), quota.WithRecord(openStore(t).Writer()),
+		quota.WithObserver(book.add))
+	lease, err := leader.AcquireLease(context.Background(), "replica-1", 15*time.Second)
+	if err != nil || !lease.Held {
+		t.Fatalf("lease: %+v, %v", lease, err)
+	}
+	fenced := []quota.ReserveOption{quota.WithFence(lease.Fence), quota.WithLeading(func() bool { return true })}
+	for range 20 {
+		mustGrant(t, leader, "videos.list", fenced...)
+	}
+	mustRefuse(t, leader, "videos.list", fenced...) // the day is full
+	p.Set(redistest.Dead)
+	for range 5 {
+		res, err := leader.Reserve(context.Background(), "videos.list", fenced...)
+		if res.Granted || !errors.Is(err, quota.ErrBackend) || !strings.Contains(err.Error(), "no room") {
+			t.Errorf("cut off after a full answer: %+v, %v; want ErrBackend, no grant by policy", res, err)
+		}
+	}
+	if got := book.total(); got > 20 {
+		t.Errorf("granted %d units in the window, limit 20", got)
+	}
+}

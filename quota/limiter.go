@@ -252,6 +252,7 @@ func (l *Limiter) Reserve(ctx context.Context, call string, opts ...ReserveOptio
 	}
 	res.At = d.at
 	res.Limits = l.usage(charges, d.used)
+	l.books.answered(charges, d.used)
 	if d.granted {
 		res.Granted, res.Duplicate = true, d.duplicate
 		if err := l.remember(ctx, res, charges, d.epoch); err != nil {
@@ -364,6 +365,13 @@ func (l *Limiter) backendFailed(ctx context.Context, res Result, charges []charg
 		l.log.Warn("quota: backend unreachable; not failing open: no record to keep the grant in", "call", res.Call, "id", res.ID, "err", err)
 		l.observe(res)
 		return res, fmt.Errorf("%w: reserve %s (policy open, but this process keeps no record of grants): %w", ErrBackend, res.Call, err)
+	}
+	if !l.books.openRoom(charges) {
+		l.log.Warn("quota: backend unreachable; not failing open: the backend's last answer left no room for it",
+			"call", res.Call, "id", res.ID, "cost", res.Cost, "err", err)
+		l.observe(res)
+		return res, fmt.Errorf("%w: reserve %s: backend unreachable (%w), and its last answer left no room for %d units",
+			ErrBackend, res.Call, err, res.Cost)
 	}
 	// The backend's clock as last seen plus the time since; the host's only
 	// when the backend never answered this process.

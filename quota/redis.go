@@ -268,11 +268,14 @@ func (r *Redis) sync(ctx context.Context, cred string, sr syncRequest) (syncResu
 	keys := make([]string, 0, 2+2*len(sr.limits))
 	keys = append(keys, key(cred, keyEpoch), key(cred, keyEpoch, keyInfo))
 	args := make([]any, 0, 6+4*len(sr.limits)+len(sr.entries)*(2+len(sr.limits)))
-	restoring := "0"
-	if sr.restoring {
-		restoring = "1"
+	mode := "0"
+	switch {
+	case sr.restoring:
+		mode = "1"
+	case sr.audit:
+		mode = "audit"
 	}
-	args = append(args, sr.epoch, newEpoch(), micros(sr.grace), len(sr.entries), restoring, sr.seen)
+	args = append(args, sr.epoch, newEpoch(), micros(sr.grace), len(sr.entries), mode, sr.seen)
 	for i, c := range sr.limits {
 		keys = append(keys, key(cred, keyLog, c.name), key(cred, keyTotal, c.name))
 		since := ""
@@ -295,10 +298,10 @@ func (r *Redis) sync(ctx context.Context, cred string, sr syncRequest) (syncResu
 	var unacked waitError
 	if errors.As(err, &unacked) {
 		// The master answered and holds what was sent; too few replicas
-		// do. That is no outage: were it one, a reservation would skip
-		// the ledger and a fail-open call be granted past a full limit.
-		// The sync fails plainly and is retried at the next call.
-		return syncResult{}, fmt.Errorf("redis: sync not yet on enough replicas: %s", unacked.err)
+		// do. A sync grants nothing, so its answer stands: should the
+		// master fail before a replica has it, the promoted replica is
+		// another server, which is a loss, and everyone replays again.
+		v, err = unacked.v, nil
 	}
 	if err != nil {
 		return syncResult{}, scriptError(err, sr.limits)

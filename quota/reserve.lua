@@ -83,8 +83,9 @@ for i, l in ipairs(limits) do
   used[i], stale[i] = prune(l, state[i + 4], now)
 end
 
+local run = server_id()
 local epoch, grace_until, seq, replay, lost = epoch_check(KEYS[3], KEYS[4], state[3], ARGV[2], tonumber(ARGV[7]),
-  ARGV[3], tonumber(ARGV[4]), now, limits)
+  ARGV[3], tonumber(ARGV[4]), now, limits, run)
 if lost then
   -- A total may have outlived its log: count what is really there.
   for i, l in ipairs(limits) do
@@ -203,5 +204,5 @@ end
 -- One more write in this epoch: a reply carrying seq lets the caller tell
 -- later whether the ledger still holds it.
 seq = seq + 1
-put_epoch(KEYS[3], epoch, grace_until, seq)
+put_epoch(KEYS[3], epoch, grace_until, seq, run)
 return reply(1, 0, 0, 0)

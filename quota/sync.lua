@@ -11,8 +11,10 @@
 -- ARGV[2]                  a fresh epoch id, used if the books are found lost
 -- ARGV[3]                  grace_us (see reserve.lua)
 -- ARGV[4]                  number of entries m
--- ARGV[5]                  '1' when the caller is restoring after a loss it met: the entries it
---                          adds count as restored even though the epoch is now the one it saw
+-- ARGV[5]                  mode: '0' plain; '1' restoring after a loss the caller met (the entries
+--                          it adds count as restored, though the epoch is now the one it saw);
+--                          'audit' the caller's record, all of which the ledger should hold: an
+--                          entry it lacks means it lost acknowledged grants, which is a loss
 -- ARGV[6]                  seen: the highest seq the caller saw in the epoch of ARGV[1] (0 for none)
 -- ARGV[4i+3 .. 4i+6]       units_i, window_us_i, ttl_ms_i (ignored), since_i: copy limit i's entries
 --                          scored above since_i ('' copies nothing, '-inf' the whole log)
@@ -49,8 +51,9 @@ for i, l in ipairs(limits) do
   used[i], dirty[i] = prune(l, state[i + 1], now)
 end
 
+local run = server_id()
 local epoch, grace_until, seq, restored, lost = epoch_check(KEYS[1], KEYS[2], state[1], ARGV[1], tonumber(ARGV[6]),
-  ARGV[2], tonumber(ARGV[3]), now, limits)
+  ARGV[2], tonumber(ARGV[3]), now, limits, run)
 restored = restored and ARGV[1] ~= ''
 if lost then
   for i, l in ipairs(limits) do
@@ -85,9 +88,16 @@ for i, l in ipairs(limits) do
     put_total(l, used[i])
   end
 end
+if added > 0 and ARGV[5] == 'audit' and not restored and not lost then
+  -- The ledger had lost grants it had acknowledged, and others may have
+  -- spent them meanwhile: every process replays, and waits the grace.
+  epoch, lost = ARGV[2], true
+  grace_until = new_epoch(KEYS[1], KEYS[2], epoch, tonumber(ARGV[3]), now, limits, run)
+  seq = 0
+end
 if added > 0 then
   seq = seq + 1
-  put_epoch(KEYS[1], epoch, grace_until, seq)
+  put_epoch(KEYS[1], epoch, grace_until, seq, run)
   if restored or lost or ARGV[5] == '1' then
     redis.call('HINCRBY', KEYS[2], 'restored', added)
   end

@@ -150,38 +150,67 @@ local function certificate(id)
   return '~' .. id .. '|0'
 end
 
+-- server_id is the run id of the Redis process that holds the keys. A
+-- restart (from an RDB or AOF file that may be older than the last grants)
+-- and a failover (to a replica that may have missed some) both change it,
+-- so the books are certified by the process that holds them, not only by
+-- what the keys say: a snapshot carries its epoch key and its certificates
+-- back in time with it.
+local function server_id()
+  return string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')
+end
+
 -- parse_epoch reads the epoch key's value (false if missing): id (nil when
--- missing), grace_until_us and seq ("<id> <grace>" from before seq is 0).
+-- missing), grace_until_us, seq and the server's run id ('' in a value
+-- written before it was kept).
 local function parse_epoch(v)
   if not v then
-    return nil, 0, 0
+    return nil, 0, 0, ''
   end
-  local id, grace, seq = string.match(v, '^(%S+) (%d+) ?(%d*)$')
-  return id, tonumber(grace) or 0, tonumber(seq) or 0
+  local id, grace, seq, run = string.match(v, '^(%S+) (%d+) ?(%d*) ?(%x*)$')
+  return id, tonumber(grace) or 0, tonumber(seq) or 0, run or ''
 end
 
 -- put_epoch writes the epoch key. It has no TTL.
-local function put_epoch(key, id, grace_until, seq)
-  redis.call('SET', key, id .. ' ' .. int(grace_until) .. ' ' .. int(seq))
+local function put_epoch(key, id, grace_until, seq, run)
+  redis.call('SET', key, id .. ' ' .. int(grace_until) .. ' ' .. int(seq) .. ' ' .. run)
+end
+
+-- new_epoch starts epoch id after a loss: its grace, its info, and every
+-- log certified for it. The entries that survived stay: they are real
+-- grants, and replays are idempotent.
+local function new_epoch(key, info, id, grace, now, limits, run)
+  local grace_until = now + grace
+  put_epoch(key, id, grace_until, 0, run)
+  redis.call('DEL', info)
+  redis.call('HSET', info, 'created', int(now), 'rebuilt', int(now), 'restored', '0')
+  local cert = certificate(id)
+  for _, l in ipairs(limits) do
+    for _, m in ipairs(redis.call('ZRANGEBYSCORE', l.log, '+inf', '+inf')) do
+      redis.call('ZREM', l.log, m)
+    end
+    redis.call('ZADD', l.log, '+inf', cert)
+  end
+  return grace_until
 end
 
 -- epoch_check certifies the books before anything is decided. v is the epoch
 -- key as read; expected the epoch the caller last saw ('' for none) and seen
--- the highest seq it saw in it. The books are lost when the epoch key is
--- missing (even on a brand-new Redis: nobody can tell a first start from a
--- restart, so the first start costs one grace), when any log lacks the
--- epoch's certificate (it was evicted or deleted, alone or with the rest),
--- or when the caller saw a seq the ledger no longer has (acknowledged writes
--- were lost: a failover). Then a new epoch starts, with a grace period
--- during which nothing is admitted, every log is certified anew, and every
--- process replays before it spends. The entries that survived stay: they
--- are real grants, and replays are idempotent.
+-- the highest seq it saw in it; run the server's run id (server_id). The
+-- books are lost when the epoch key is missing (even on a brand-new Redis:
+-- nobody can tell a first start from a restart, so the first start costs
+-- one grace), when another server process holds it (a restart or a
+-- failover, which may have dropped the last grants even when every key is
+-- there), when any log lacks the epoch's certificate (it was evicted or
+-- deleted, alone or with the rest), or when the caller saw a seq the ledger
+-- no longer has (acknowledged writes were lost). Then a new epoch starts
+-- (new_epoch), and every process replays before it spends.
 -- Returns id, grace_until_us, seq, replay (the epoch is not the caller's:
 -- it must replay its record before it spends) and lost (this call found the
--- loss and started the new epoch).
-local function epoch_check(key, info, v, expected, seen, candidate, grace, now, limits)
-  local id, grace_until, seq = parse_epoch(v)
-  local lost = id == nil or (id == expected and seen > seq)
+-- loss and started the epoch it names).
+local function epoch_check(key, info, v, expected, seen, candidate, grace, now, limits, run)
+  local id, grace_until, seq, held_by = parse_epoch(v)
+  local lost = id == nil or held_by ~= run or (id == expected and seen > seq)
   if not lost then
     local cert = certificate(id)
     for _, l in ipairs(limits) do
@@ -194,16 +223,6 @@ local function epoch_check(key, info, v, expected, seen, candidate, grace, now, 
   if not lost then
     return id, grace_until, seq, expected ~= id, false
   end
-  id, grace_until, seq = candidate, now + grace, 0
-  put_epoch(key, id, grace_until, seq)
-  redis.call('DEL', info)
-  redis.call('HSET', info, 'created', int(now), 'rebuilt', int(now), 'restored', '0')
-  local cert = certificate(id)
-  for _, l in ipairs(limits) do
-    for _, m in ipairs(redis.call('ZRANGEBYSCORE', l.log, '+inf', '+inf')) do
-      redis.call('ZREM', l.log, m)
-    end
-    redis.call('ZADD', l.log, '+inf', cert)
-  end
-  return id, grace_until, seq, true, true
+  grace_until = new_epoch(key, info, candidate, grace, now, limits, run)
+  return candidate, grace_until, 0, true, true
 end
