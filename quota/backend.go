@@ -87,10 +87,10 @@ type syncRequest struct {
 	restoring bool  // the caller met a loss: what it adds counts as restored
 	// audit: the entries are grants the ledger acknowledged; one it lacks
 	// means it lost writes, which is a loss of the books.
-	audit bool
-	grace     time.Duration
-	limits    []charge
-	entries   []journalEntry
+	audit   bool
+	grace   time.Duration
+	limits  []charge
+	entries []journalEntry
 	// copyFrom asks for each limit's entries granted after it (one per
 	// limit; the zero time copies the whole log), for the caller's
 	// mirror; nil copies nothing.

@@ -81,9 +81,9 @@ type books struct {
 	// granted by policy since, while the backend could not be asked.
 	room, openSpent []int64
 	epoch           string    // the epoch this process last saw
-	seq     int64     // the highest write count it saw in that epoch
-	clock   time.Time // the backend's clock at its latest answer
-	mono    time.Time // the host's monotonic reading at that answer
+	seq             int64     // the highest write count it saw in that epoch
+	clock           time.Time // the backend's clock at its latest answer
+	mono            time.Time // the host's monotonic reading at that answer
 }
 
 // now is the backend's clock as this process can tell it: its latest
