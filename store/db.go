@@ -113,7 +113,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	db.reader = reader
 
 	if !o.noMigrate {
-		if _, err := Migrate(ctx, db.writer, o.migrations); err != nil {
+		if _, err := migrations.Apply(ctx, db.writer, o.migrations); err != nil {
 			db.Close()
 			return nil, err
 		}
@@ -284,6 +284,11 @@ func (db *DB) readStmt(ctx context.Context, query string) (*sql.Stmt, error) {
 	}
 	db.reads[query] = st
 	return st, nil
+}
+
+// querier is what a read needs: a pool, a connection or a transaction.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
 // Close closes both pools.

@@ -2,7 +2,8 @@ package store
 
 import (
 	"errors"
-	"strings"
+
+	"github.com/ytrend/ytrend/migrations"
 )
 
 var (
@@ -12,11 +13,11 @@ var (
 	// (":memory:", a file system without shared memory).
 	ErrNoWAL = errors.New("store: WAL cannot be enabled")
 	// ErrSchemaTooNew is returned when the database was migrated by a newer
-	// ytrend than this one.
-	ErrSchemaTooNew = errors.New("store: database schema is newer than this binary")
+	// ytrend than this one (the migration runner's error).
+	ErrSchemaTooNew = migrations.ErrSchemaTooNew
 	// ErrBadMigrations is returned for a migration set with gaps, duplicates
 	// or misnamed files, and for a database whose applied set has gaps.
-	ErrBadMigrations = errors.New("store: inconsistent migrations")
+	ErrBadMigrations = migrations.ErrBadMigrations
 	// ErrBadQuery is returned by Search for a Raw query FTS5 cannot parse.
 	// Plain (non-raw) queries never produce it.
 	ErrBadQuery = errors.New("store: bad search query")
@@ -24,5 +25,3 @@ var (
 	// running (finished, or marked interrupted).
 	ErrRunFinished = errors.New("store: run is not running")
 )
-
-func containsFold(s, sub string) bool { return strings.Contains(strings.ToLower(s), sub) }

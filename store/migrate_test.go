@@ -68,7 +68,7 @@ func TestMigrateFresh(t *testing.T) {
 	ctx := context.Background()
 	all := embedded(t)
 	db, _ := openDB(t)
-	st, err := store.Status(ctx, db.Reader(), migrations.FS)
+	st, err := migrations.Read(ctx, db.Reader(), migrations.FS)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestMigrateFresh(t *testing.T) {
 		}
 	}
 	// Migrating again applies nothing.
-	applied, err := store.Migrate(ctx, db.Writer(), migrations.FS)
+	applied, err := migrations.Apply(ctx, db.Writer(), migrations.FS)
 	if err != nil || len(applied) != 0 {
 		t.Errorf("second Migrate applied %v, %v", applied, err)
 	}
@@ -108,7 +108,7 @@ func TestMigrateUpgradeFromEachVersion(t *testing.T) {
 			// Data written at the old version (0001 holds the archive), as
 			// the binaries of that version wrote it.
 			saveOldChart(t, old, "DE", t0, 1, store.Video{ID: "old1", Title: "Alte Aufnahme"})
-			st, err := store.Status(ctx, old.Reader(), migrations.FS)
+			st, err := migrations.Read(ctx, old.Reader(), migrations.FS)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -122,7 +122,7 @@ func TestMigrateUpgradeFromEachVersion(t *testing.T) {
 				t.Fatalf("upgrade from %d: %v", k, err)
 			}
 			defer db.Close()
-			st, err = store.Status(ctx, db.Reader(), migrations.FS)
+			st, err = migrations.Read(ctx, db.Reader(), migrations.FS)
 			if err != nil || len(st.Pending) != 0 || len(st.Applied) != len(all) {
 				t.Fatalf("after upgrade: applied %v pending %v, %v", versions(st.Applied), versions(st.Pending), err)
 			}
@@ -169,7 +169,7 @@ func TestMigrateRefusesNewerSchema(t *testing.T) {
 		t.Errorf("refused open changed the schema:\nbefore %s\nafter  %s", schemaBefore, after)
 	}
 	// Status still tells what the database has, for `ytrend migrate --status`.
-	st, err := store.Status(ctx, db.Reader(), migrations.FS)
+	st, err := migrations.Read(ctx, db.Reader(), migrations.FS)
 	if !errors.Is(err, store.ErrSchemaTooNew) {
 		t.Errorf("Status against older set: %v, want ErrSchemaTooNew", err)
 	}
@@ -267,7 +267,7 @@ func TestMigrateFailureIsAtomic(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	st, err := store.Status(ctx, db.Reader(), set)
+	st, err := migrations.Read(ctx, db.Reader(), set)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,7 +285,7 @@ func TestStatusBeforeMigrate(t *testing.T) {
 	ctx := context.Background()
 	all := embedded(t)
 	db, _ := openDB(t, store.WithoutMigrate())
-	st, err := store.Status(ctx, db.Reader(), migrations.FS)
+	st, err := migrations.Read(ctx, db.Reader(), migrations.FS)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,7 +39,7 @@ A database migrated by a newer ytrend is refused and left untouched.`,
 					return err
 				}
 				defer db.Close()
-				st, err := store.Status(cmd.Context(), db.Reader(), migrations.FS)
+				st, err := migrations.Read(cmd.Context(), db.Reader(), migrations.FS)
 				if err != nil && !errors.Is(err, store.ErrSchemaTooNew) {
 					return err
 				}
@@ -59,7 +59,7 @@ A database migrated by a newer ytrend is refused and left untouched.`,
 				return err
 			}
 			defer db.Close()
-			applied, err := store.Migrate(cmd.Context(), db.Writer(), migrations.FS)
+			applied, err := migrations.Apply(cmd.Context(), db.Writer(), migrations.FS)
 			if err != nil {
 				return err
 			}
