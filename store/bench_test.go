@@ -16,6 +16,7 @@ import (
 	"github.com/ytrend/ytrend/internal/archivetest"
 	"github.com/ytrend/ytrend/internal/synth"
 	"github.com/ytrend/ytrend/regions"
+	"github.com/ytrend/ytrend/search"
 	"github.com/ytrend/ytrend/store"
 )
 
@@ -39,8 +40,8 @@ func benchGenerator() *synth.Generator { return synth.New(synth.Config{Seed: 1})
 // on first use (internal/archivetest, shared with serve's load benchmark).
 func benchArchive(tb testing.TB, n int) string { return archivetest.Cached(tb, n) }
 
-func openBench(tb testing.TB, path string) *store.DB {
-	db, err := store.Open(context.Background(), path)
+func openBench(tb testing.TB, path string, opts ...store.Option) *store.DB {
+	db, err := store.Open(context.Background(), path, opts...)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -98,7 +99,8 @@ func BenchmarkSearch(b *testing.B) {
 	for _, size := range benchSizes {
 		b.Run(size.name, func(b *testing.B) {
 			path := benchArchive(b, size.n)
-			db := openBench(b, path)
+			probe := &search.WalkProbe{}
+			db := openBench(b, path, store.WithSearch(search.WithWalkProbe(probe)))
 			var newest time.Time
 			if err := db.Reader().QueryRowContext(ctx, `SELECT max(last_seen) FROM video_stats`).Scan(new(int64)); err != nil {
 				b.Fatal(err)
@@ -142,13 +144,13 @@ func BenchmarkSearch(b *testing.B) {
 					run() // warm the page cache
 					var lat []time.Duration
 					var ranked, walks int
-					store.SetWalkHook(func(r, _ int) { ranked, walks = ranked+r, walks+1 })
+					probe.Walked = func(r, _ int) { ranked, walks = ranked+r, walks+1 }
 					b.ResetTimer()
 					for i := 0; i < b.N; i++ {
 						lat = append(lat, run()...)
 					}
 					b.StopTimer()
-					store.SetWalkHook(nil)
+					probe.Walked = nil
 					reportLatency(b, lat)
 					// How often the search walked, and how many blocks
 					// of 1,024 ids a walk ranked.
@@ -188,16 +190,22 @@ func BenchmarkIndexSize(b *testing.B) {
 			titleOnly bool
 		}{{"title-grams", true}, {"all-grams", false}} {
 			b.Run(size.name+"/"+v.name, func(b *testing.B) {
-				var path string
+				path := benchArchive(b, size.n)
 				if v.titleOnly {
-					path = archivetest.CachedVariant(b, size.n, "gtitle", func() func() {
-						store.SetTitleGramsOnly(true)
-						return func() { store.SetTitleGramsOnly(false) }
-					})
-				} else {
-					path = benchArchive(b, size.n)
+					path = copyArchive(b, path)
 				}
 				db := openBench(b, path)
+				if v.titleOnly {
+					// The index as it was: grams of titles alone, merged
+					// into one segment as a fresh build's would be.
+					ctx := context.Background()
+					if err := store.Degram(ctx, db); err != nil {
+						b.Fatal(err)
+					}
+					if err := db.Optimize(ctx); err != nil {
+						b.Fatal(err)
+					}
+				}
 				c, err := db.Counts(context.Background())
 				if err != nil {
 					b.Fatal(err)

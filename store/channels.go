@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"github.com/ytrend/ytrend/search"
 	"sync"
 )
 
@@ -62,7 +63,7 @@ func (w writeTx) channels(rows []videoRow) (map[string]int64, error) {
 	}
 	for _, cid := range stale {
 		var id int64
-		err := w.tx.StmtContext(w.ctx, w.st.upsertChannel).QueryRowContext(w.ctx, cid, titles[cid], foldString(titles[cid])).Scan(&id)
+		err := w.tx.StmtContext(w.ctx, w.st.upsertChannel).QueryRowContext(w.ctx, cid, titles[cid], search.Fold(titles[cid])).Scan(&id)
 		if err != nil {
 			return nil, fmt.Errorf("store: save page: channel %s: %w", cid, err)
 		}

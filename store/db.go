@@ -18,6 +18,7 @@ import (
 
 	"github.com/ytrend/ytrend/internal/sqliteerr"
 	"github.com/ytrend/ytrend/migrations"
+	"github.com/ytrend/ytrend/search"
 )
 
 // DB is an open archive: one writer connection and a pool of readers over the
@@ -29,10 +30,9 @@ type DB struct {
 	writer *sql.DB
 	reader *sql.DB
 
-	mu    sync.Mutex
-	stmts map[string]*sql.Stmt // writer statements, prepared once
-	rmu   sync.Mutex
-	reads map[string]*sql.Stmt // reader statements, prepared once
+	mu     sync.Mutex
+	stmts  map[string]*sql.Stmt // writer statements, prepared once
+	search *search.Engine       // over reader
 
 	self       *instance    // this process as a runs owner
 	ftsWrites  atomic.Int64 // statements that changed the full-text index
@@ -49,11 +49,17 @@ type options struct {
 	migrations  fs.FS
 	noMigrate   bool
 	readOnly    bool
+	search      []search.Option
 }
 
 // WithBusyTimeout sets how long a connection waits for another process's lock
 // before giving up with SQLITE_BUSY. The default is 10s.
 func WithBusyTimeout(d time.Duration) Option { return func(o *options) { o.busyTimeout = d } }
+
+// WithSearch passes options to the search engine (package search).
+func WithSearch(opts ...search.Option) Option {
+	return func(o *options) { o.search = append(o.search, opts...) }
+}
 
 // WithReaders sets the size of the reader pool (default: GOMAXPROCS, at least 2).
 func WithReaders(n int) Option { return func(o *options) { o.readers = n } }
@@ -96,7 +102,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	writer.SetMaxOpenConns(1)
 	writer.SetConnMaxIdleTime(0)
 
-	db := &DB{path: path, writer: writer, stmts: map[string]*sql.Stmt{}, reads: map[string]*sql.Stmt{},
+	db := &DB{path: path, writer: writer, stmts: map[string]*sql.Stmt{},
 		migrations: o.migrations, self: newInstance()}
 	if err := db.ensureWAL(ctx); err != nil {
 		writer.Close()
@@ -111,6 +117,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	reader.SetMaxOpenConns(o.readers)
 	reader.SetMaxIdleConns(o.readers)
 	db.reader = reader
+	db.search = search.New(reader, searchCategoryNames, o.search...)
 
 	if !o.noMigrate {
 		if _, err := migrations.Apply(ctx, db.writer, o.migrations); err != nil {
@@ -139,7 +146,8 @@ func openReadOnly(ctx context.Context, path string, o options) (*DB, error) {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
 	writer.SetMaxOpenConns(1)
-	db := &DB{path: path, writer: writer, reader: reader, stmts: map[string]*sql.Stmt{}, reads: map[string]*sql.Stmt{}, migrations: o.migrations, self: newInstance()}
+	db := &DB{path: path, writer: writer, reader: reader, stmts: map[string]*sql.Stmt{}, migrations: o.migrations, self: newInstance(),
+		search: search.New(reader, searchCategoryNames, o.search...)}
 	st, err := db.MigrationStatus(ctx)
 	if err == nil && len(st.Pending) > 0 {
 		err = fmt.Errorf("%d pending migrations (run ytrend migrate, or any fetch)", len(st.Pending))
@@ -266,26 +274,6 @@ func (db *DB) prepared(ctx context.Context, key string, build func() string) (*s
 	return st, nil
 }
 
-// readStmt returns the reader statement for query, prepared once. Call it
-// before beginning the read transaction that uses it: preparing takes a
-// connection from the pool.
-func (db *DB) readStmt(ctx context.Context, query string) (*sql.Stmt, error) {
-	db.rmu.Lock()
-	defer db.rmu.Unlock()
-	if db.reads == nil {
-		return nil, errClosed
-	}
-	if st, ok := db.reads[query]; ok {
-		return st, nil
-	}
-	st, err := db.reader.PrepareContext(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	db.reads[query] = st
-	return st, nil
-}
-
 // querier is what a read needs: a pool, a connection or a transaction.
 type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
@@ -303,12 +291,9 @@ func (db *DB) Close() error {
 	}
 	db.stmts = nil
 	db.mu.Unlock()
-	db.rmu.Lock()
-	for _, st := range db.reads {
-		errs = append(errs, st.Close())
+	if db.search != nil {
+		errs = append(errs, db.search.Close())
 	}
-	db.reads = nil
-	db.rmu.Unlock()
 	if db.reader != nil {
 		errs = append(errs, db.reader.Close())
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/ytrend/ytrend/migrations"
+	"github.com/ytrend/ytrend/search"
 )
 
 var (
@@ -19,8 +20,8 @@ var (
 	// or misnamed files, and for a database whose applied set has gaps.
 	ErrBadMigrations = migrations.ErrBadMigrations
 	// ErrBadQuery is returned by Search for a Raw query FTS5 cannot parse.
-	// Plain (non-raw) queries never produce it.
-	ErrBadQuery = errors.New("store: bad search query")
+	// Plain (non-raw) queries never produce it (the search engine's error).
+	ErrBadQuery = search.ErrBadQuery
 	// ErrRunFinished is returned by SavePage for a run that is no longer
 	// running (finished, or marked interrupted).
 	ErrRunFinished = errors.New("store: run is not running")

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ytrend/ytrend/regions"
+	"github.com/ytrend/ytrend/search"
 )
 
 // Test-only access to internals, for the package's external tests.
@@ -13,83 +14,13 @@ import (
 // write and before the commit (nil removes it).
 func SetPageTxHook(f func()) { testHookInPageTx = f }
 
-// SetWalkHook makes every search that walks blocks report how many of them
-// it ranked, and how many there were (nil removes it).
-func SetWalkHook(f func(ranked, blocks int)) { testHookWalk = f }
-
-// SetWalkGroup fixes how many blocks a walk ranks per range query (0: its
-// own choice, growing).
-func SetWalkGroup(n int) { testWalkGroup = n }
-
 // FTSWrites is how many statements have changed the full-text index
 // through db.
 func FTSWrites(db *DB) int64 { return db.ftsWrites.Load() }
 
-// MatchExpr is the FTS5 expression a plain query becomes.
-func MatchExpr(text string) string { return parseQuery(text, false).expr }
-
-// Tokens is the Go tokenizer's view of s.
-func Tokens(s string) []string {
-	var out []string
-	for _, t := range tokenize(s) {
-		out = append(out, t.text)
-	}
-	return out
-}
-
-// TitleGrams is the indexed bigram text of a title.
-func TitleGrams(title string) string { return gramText(title) }
-
-// TextScores computes the store's bm25 (without the trend blend) for every
-// video matching text, keyed by YouTube id, to compare with FTS5's bm25().
-func TextScores(ctx context.Context, db *DB, text string) (map[string]float64, error) {
-	pq := parseQuery(text, false)
-	st2, err := db.searchStatements(ctx, Query{}, pq)
-	if err != nil {
-		return nil, err
-	}
-	tx, err := db.reader.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback()
-	var st archiveState
-	if err := tx.QueryRowContext(ctx, `SELECT (SELECT max(id) FROM videos), videos, tokens FROM archive_totals`).Scan(&st.maxID, &st.videos, &st.tokens); err != nil {
-		return nil, err
-	}
-	s := searcher{ctx: ctx, tx: tx, st: st2, pq: pq}
-	phrases := make([]rankedPhrase, len(pq.phrases))
-	for i, p := range pq.phrases {
-		df, err := s.docFreq(p.expr, st)
-		if err != nil {
-			return nil, err
-		}
-		phrases[i] = newRankedPhrase(p)
-		phrases[i].idf = idf(float64(st.videos), df)
-	}
-	rows, err := tx.QueryContext(ctx, `SELECT v.video_id, s.doc_len, s.terms FROM video_fts f JOIN video_stats s ON s.video = -f.rowid
-		JOIN videos v ON v.id = -f.rowid WHERE video_fts MATCH ?`, pq.expr)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := map[string]float64{}
-	avgdl := float64(st.tokens) / float64(st.videos)
-	for rows.Next() {
-		var id string
-		var docLen int
-		var t []byte
-		if err := rows.Scan(&id, &docLen, &t); err != nil {
-			return nil, err
-		}
-		out[id] = textScore(phrases, terms(t), docLen, avgdl)
-	}
-	return out, rows.Err()
-}
-
 // RegionFacet is the facet token of a region, for tests that write rows as
 // older binaries did.
-func RegionFacet(region regions.Code) string { return regionFacet(region) }
+func RegionFacet(region regions.Code) string { return search.RegionFacet(region) }
 
 // SetHeartbeat makes db beat every d instead of HeartbeatInterval; call it
 // before the first StartRun.
@@ -99,8 +30,10 @@ func SetHeartbeat(db *DB, d time.Duration) { db.self.every = d }
 // 0007_regram wrote it (grams of the title only) and marks the upgrades
 // since pending, as an archive upgraded from them is.
 func Degram(ctx context.Context, db *DB) error {
-	return reindexAsOld(ctx, db, func(title, _, _, _ string) columnGrams {
-		return columnGrams{runs: [4]string{gramText(title)}}
+	return reindexAsOld(ctx, db, func(title, _, _, _ string) search.Grams {
+		g := search.GramsOf(title, "", "", "")
+		g.Glued = ""
+		return g
 	}, upgradeGrams, upgradeGlued)
 }
 
@@ -108,12 +41,14 @@ func Degram(ctx context.Context, db *DB) error {
 // 0007_regram and 0009_glued_words wrote it (grams of every column, no
 // glued words) and marks that upgrade pending.
 func Unglue(ctx context.Context, db *DB) error {
-	return reindexAsOld(ctx, db, func(title, tags, channel, desc string) columnGrams {
-		return columnGrams{runs: [4]string{gramText(title), gramText(tags), gramText(channel), gramText(desc)}}
+	return reindexAsOld(ctx, db, func(title, tags, channel, desc string) search.Grams {
+		g := search.GramsOf(title, tags, channel, desc)
+		g.Glued = ""
+		return g
 	}, upgradeGlued)
 }
 
-func reindexAsOld(ctx context.Context, db *DB, gramsOf func(title, tags, channel, desc string) columnGrams, pending ...string) error {
+func reindexAsOld(ctx context.Context, db *DB, gramsOf func(title, tags, channel, desc string) search.Grams, pending ...string) error {
 	tx, err := db.writer.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -138,10 +73,10 @@ func reindexAsOld(ctx context.Context, db *DB, gramsOf func(title, tags, channel
 			return err
 		}
 		g := gramsOf(title, tags, channel, desc)
-		if s := g.indexed(); s != "" {
+		if s := g.Indexed(); s != "" {
 			o.grams = s
 		}
-		t, n := buildTerms(title, tags, channel, desc, g)
+		t, n := search.BuildTerms(title, tags, channel, desc, g)
 		o.terms, o.delta = t, int64(n)-o.docLen
 		o.docLen = int64(n)
 		olds = append(olds, o)
@@ -177,13 +112,3 @@ func reindexAsOld(ctx context.Context, db *DB, gramsOf func(title, tags, channel
 	}
 	return tx.Commit()
 }
-
-// SetTitleGramsOnly makes new rows index grams of their titles alone (the
-// index before 0007_regram), for the index size comparison.
-func SetTitleGramsOnly(on bool) { testTitleGramsOnly = on }
-
-// GluedWords is what the gram column adds for the glued tokens of s.
-func GluedWords(s string) []string { return appendGlued(nil, s) }
-
-// GluedMark begins each group of glued words.
-const GluedMark = gluedMark

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ytrend/ytrend/regions"
+	"github.com/ytrend/ytrend/search"
 	"github.com/ytrend/ytrend/store"
 )
 
@@ -148,11 +149,11 @@ func checkIndexMatchesModel(t *testing.T, db *store.DB, model map[string]store.V
 	t.Helper()
 	ctx := context.Background()
 	for _, w := range syncWords {
-		term := store.Tokens(w)[0]
+		term := search.Tokens(w)[0]
 		var want []string
 		for id, v := range model {
 			text := strings.Join([]string{v.Title, v.Description, v.ChannelTitle, strings.Join(v.Tags, " ")}, " ")
-			if slices.Contains(store.Tokens(text), term) {
+			if slices.Contains(search.Tokens(text), term) {
 				want = append(want, id)
 			}
 		}
@@ -188,7 +189,7 @@ func checkIndexMatchesModel(t *testing.T, db *store.DB, model map[string]store.V
 func checkFiltersMatchModel(t *testing.T, db *store.DB, model map[string]store.Video, regionsOf map[string]map[regions.Code]bool) {
 	t.Helper()
 	for _, w := range []string{"apple", "zulu", "café"} {
-		term := store.Tokens(w)[0]
+		term := search.Tokens(w)[0]
 		for _, f := range []struct {
 			q    store.Query
 			keep func(id string, v store.Video) bool
@@ -200,13 +201,13 @@ func checkFiltersMatchModel(t *testing.T, db *store.DB, model map[string]store.V
 			var want []string
 			for id, v := range model {
 				text := strings.Join([]string{v.Title, v.Description, v.ChannelTitle, strings.Join(v.Tags, " ")}, " ")
-				if slices.Contains(store.Tokens(text), term) && f.keep(id, v) {
+				if slices.Contains(search.Tokens(text), term) && f.keep(id, v) {
 					want = append(want, id)
 				}
 			}
 			q := f.q
 			q.Text, q.Limit = w, store.MaxLimit
-			got := ids(search(t, db, q))
+			got := ids(find(t, db, q))
 			sort.Strings(want)
 			sort.Strings(got)
 			if !slices.Equal(got, want) {
@@ -273,7 +274,7 @@ func TestUnchangedPageDoesNotTouchIndex(t *testing.T) {
 	if n := store.FTSWrites(db) - writes; n != 2 {
 		t.Errorf("%d index writes for a new region, want 2 (delete old, insert new)", n)
 	}
-	if hits := search(t, db, store.Query{Text: "title", Regions: []regions.Code{"DE"}, Limit: 100}); len(hits) != 50 {
+	if hits := find(t, db, store.Query{Text: "title", Regions: []regions.Code{"DE"}, Limit: 100}); len(hits) != 50 {
 		t.Errorf("region filter after the new region: %d hits", len(hits))
 	}
 	ftsIntegrity(t, db)

@@ -34,7 +34,7 @@ func TestOptimize(t *testing.T) {
 	if n := segments(t, db); n < 2 {
 		t.Fatalf("%d segments before Optimize; the test needs several", n)
 	}
-	before := search(t, db, store.Query{Text: "optimize", Limit: 500})
+	before := find(t, db, store.Query{Text: "optimize", Limit: 500})
 	if err := db.Optimize(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func TestOptimize(t *testing.T) {
 		t.Errorf("%d segments after Optimize, want 1", n)
 	}
 	ftsIntegrity(t, db)
-	after := search(t, db, store.Query{Text: "optimize", Limit: 500})
+	after := find(t, db, store.Query{Text: "optimize", Limit: 500})
 	if len(after) != 240 || !slices.Equal(ids(before), ids(after)) {
 		t.Errorf("results changed: %d before, %d after", len(before), len(after))
 	}

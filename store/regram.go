@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"github.com/ytrend/ytrend/search"
 )
 
 // regramStep is how many videos one Regram transaction reads: a fraction of
@@ -137,7 +138,7 @@ func (db *DB) regramStep(ctx context.Context) (done bool, read int, next int64, 
 	type change struct {
 		id     int64
 		grams  sql.NullString
-		terms  terms
+		terms  search.Terms
 		docLen int
 		delta  int64
 	}
@@ -151,13 +152,13 @@ func (db *DB) regramStep(ctx context.Context) (done bool, read int, next int64, 
 			return false, 0, 0, err
 		}
 		last, n = id, n+1
-		g := gramsOf(title, tags, channel, desc)
-		indexed := g.indexed()
+		g := search.GramsOf(title, tags, channel, desc)
+		indexed := g.Indexed()
 		if indexed == stored {
 			continue
 		}
 		c := change{id: id, grams: sql.NullString{String: indexed, Valid: indexed != ""}}
-		c.terms, c.docLen = buildTerms(title, tags, channel, desc, g)
+		c.terms, c.docLen = search.BuildTerms(title, tags, channel, desc, g)
 		c.delta = int64(c.docLen) - docLen
 		changes = append(changes, c)
 	}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/ytrend/ytrend/internal/synth"
 	"github.com/ytrend/ytrend/store"
 )
 
@@ -18,7 +19,7 @@ func TestRegramUpgradesOldRows(t *testing.T) {
 	fresh := func() (map[string][]string, int64) {
 		out := map[string][]string{}
 		for _, q := range []string{"日帰り", "関西", "小笼包", "中国", "東京", "天気"} {
-			out[q] = ids(search(t, db, store.Query{Text: q}))
+			out[q] = ids(find(t, db, store.Query{Text: q}))
 		}
 		var tokens int64
 		db.Reader().QueryRowContext(ctx, `SELECT tokens FROM archive_totals`).Scan(&tokens)
@@ -32,7 +33,7 @@ func TestRegramUpgradesOldRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	ftsIntegrity(t, db)
-	if got := ids(search(t, db, store.Query{Text: "日帰り"})); len(got) != 0 {
+	if got := ids(find(t, db, store.Query{Text: "日帰り"})); len(got) != 0 {
 		t.Fatalf("after Degram: 日帰り = %v; the old index did not have it", got)
 	}
 	st, err := db.RegramProgress(ctx)
@@ -81,7 +82,7 @@ func TestRegramGluedWords(t *testing.T) {
 	state := func() (map[string][]string, string, int64) {
 		out := map[string][]string{}
 		for _, q := range queries {
-			got := ids(search(t, db, store.Query{Text: q}))
+			got := ids(find(t, db, store.Query{Text: q}))
 			slices.Sort(got)
 			out[q] = got
 		}
@@ -108,7 +109,7 @@ func TestRegramGluedWords(t *testing.T) {
 		t.Errorf("the old index counted terms differently: %d tokens, today %d", oldTokens, wantTokens)
 	}
 	st, err := db.RegramProgress(ctx)
-	if err != nil || st.Done || st.Pending != int64(len(gluedFixture)) || !slices.Equal(st.Upgrades, []string{"words written against an emoji"}) {
+	if err != nil || st.Done || st.Pending != int64(len(synth.Glued())) || !slices.Equal(st.Upgrades, []string{"words written against an emoji"}) {
 		t.Fatalf("progress before: %+v, %v", st, err)
 	}
 	// Which rows Regram rewrites (the writer pool is one connection, so a
@@ -156,22 +157,22 @@ func TestRegramCarriesEveryUpgrade(t *testing.T) {
 		t.Fatal(err)
 	}
 	st, err := db.RegramProgress(ctx)
-	if err != nil || st.Done || st.NextID != 0 || st.Pending != int64(len(gluedFixture)) ||
+	if err != nil || st.Done || st.NextID != 0 || st.Pending != int64(len(synth.Glued())) ||
 		!slices.Equal(st.Upgrades, []string{"words written against an emoji", "CJK/Thai words in every column"}) {
 		t.Fatalf("progress before: %+v, %v", st, err)
 	}
-	if got := ids(search(t, db, store.Query{Text: "ep"})); len(got) != 0 {
+	if got := ids(find(t, db, store.Query{Text: "ep"})); len(got) != 0 {
 		t.Fatalf("after Degram: ep = %v", got)
 	}
 	if err := db.Regram(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
 	ftsIntegrity(t, db)
-	if got := ids(search(t, db, store.Query{Text: "ep"})); !slices.Equal(got, []string{"ko1"}) {
+	if got := ids(find(t, db, store.Query{Text: "ep"})); !slices.Equal(got, []string{"ko1"}) {
 		t.Errorf("after Regram: ep = %v", got)
 	}
 	// 브이로그 is inside ko1's description: found through its grams.
-	if got := ids(search(t, db, store.Query{Text: "브이"})); !slices.Equal(got, []string{"ko1"}) {
+	if got := ids(find(t, db, store.Query{Text: "브이"})); !slices.Equal(got, []string{"ko1"}) {
 		t.Errorf("after Regram: 브이 = %v", got)
 	}
 	var pending int
@@ -179,4 +180,11 @@ func TestRegramCarriesEveryUpgrade(t *testing.T) {
 	if st, err := db.RegramProgress(ctx); err != nil || !st.Done || pending != 0 {
 		t.Errorf("progress after: %+v, %v, %d pending", st, err, pending)
 	}
+}
+
+func openGlued(tb testing.TB) *store.DB {
+	tb.Helper()
+	db, _ := openDB(tb)
+	saveChart(tb, db, "RU", t0, 1, synth.Glued()...)
+	return db
 }

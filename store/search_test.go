@@ -97,7 +97,7 @@ func openFixture(tb testing.TB) *store.DB {
 	return db
 }
 
-func search(tb testing.TB, db *store.DB, q store.Query) []store.Hit {
+func find(tb testing.TB, db *store.DB, q store.Query) []store.Hit {
 	tb.Helper()
 	hits, err := db.Search(context.Background(), q)
 	if err != nil {
@@ -156,7 +156,7 @@ func TestSearchOrdering(t *testing.T) {
 		{store.Query{Text: "eclipse", Limit: 2}, []string{"en1", "s1"}},
 		{store.Query{Text: "eclipse", Exhaustive: true}, []string{"en1", "s1", "en4", "en2", "en3"}},
 	} {
-		got := ids(search(t, db, tc.q))
+		got := ids(find(t, db, tc.q))
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("Search(%q limit %d) = %v, want %v", tc.q.Text, tc.q.Limit, got, tc.want)
 		}
@@ -187,7 +187,7 @@ func TestSearchCJKInEveryColumn(t *testing.T) {
 		{"日帰り たこ焼き", []string{"ja2"}}, // two fragments, both required
 		{"日帰り 小笼包", []string{}},       // in two different videos
 	} {
-		if got := ids(search(t, db, store.Query{Text: c.q})); !slices.Equal(got, c.want) {
+		if got := ids(find(t, db, store.Query{Text: c.q})); !slices.Equal(got, c.want) {
 			t.Errorf("%s: %v, want %v", c.q, got, c.want)
 		}
 	}
@@ -195,7 +195,7 @@ func TestSearchCJKInEveryColumn(t *testing.T) {
 
 func TestSearchHitFields(t *testing.T) {
 	db := openFixture(t)
-	hits := search(t, db, store.Query{Text: "world cup"})
+	hits := find(t, db, store.Query{Text: "world cup"})
 	if len(hits) != 1 {
 		t.Fatalf("world cup: %v", ids(hits))
 	}
@@ -211,7 +211,7 @@ func TestSearchHitFields(t *testing.T) {
 		t.Errorf("score %v", h.Score)
 	}
 	// A search-page video: no region, no rank.
-	s1 := search(t, db, store.Query{Text: "photography"})
+	s1 := find(t, db, store.Query{Text: "photography"})
 	if len(s1) != 1 || len(s1[0].Regions) != 0 || s1[0].Regions == nil || s1[0].BestRank != 0 || !s1[0].LastSeen.Equal(t0.Add(10*day)) {
 		t.Errorf("search-page hit: %+v", s1)
 	}
@@ -241,17 +241,17 @@ func TestSearchFilters(t *testing.T) {
 		{"channel unknown", store.Query{Text: "eclipse", Channel: "nobody"}, []string{}},
 		{"all filters", store.Query{Text: "eclipse", Regions: []regions.Code{"US"}, Since: t0.Add(2 * day), Channel: "sky"}, []string{"en1", "en4", "en3"}},
 	} {
-		got := ids(search(t, db, tc.q))
+		got := ids(find(t, db, tc.q))
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
 	}
 	// With a region filter a hit shows that region's rank and sighting only.
-	hits := search(t, db, store.Query{Text: "world cup", Regions: []regions.Code{"GB"}})
+	hits := find(t, db, store.Query{Text: "world cup", Regions: []regions.Code{"GB"}})
 	if len(hits) != 1 || !reflect.DeepEqual(hits[0].Regions, []regions.Code{"GB"}) || hits[0].BestRank != 2 || !hits[0].LastSeen.Equal(t0.Add(9*day)) {
 		t.Errorf("world cup in GB: %+v", hits)
 	}
-	hits = search(t, db, store.Query{Text: "world cup", Regions: []regions.Code{"US", "GB"}})
+	hits = find(t, db, store.Query{Text: "world cup", Regions: []regions.Code{"US", "GB"}})
 	if len(hits) != 1 || !reflect.DeepEqual(hits[0].Regions, []regions.Code{"GB", "US"}) || hits[0].BestRank != 2 {
 		t.Errorf("world cup in US+GB: %+v", hits)
 	}
@@ -270,7 +270,7 @@ func TestSearchSortOrders(t *testing.T) {
 		{store.SortViews, []string{"en1", "en2", "en4", "s1", "en3"}},
 		{store.SortRelevance, []string{"en1", "s1", "en4", "en2", "en3"}},
 	} {
-		got := ids(search(t, db, store.Query{Text: "eclipse", Sort: tc.sort}))
+		got := ids(find(t, db, store.Query{Text: "eclipse", Sort: tc.sort}))
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("sort %s: %v, want %v", tc.sort, got, tc.want)
 		}
@@ -301,7 +301,7 @@ func TestSearchSnippets(t *testing.T) {
 		{store.Query{Text: "日帰り"}, map[string]string{"ja2": "東京からの[日帰り]で名物のたこ焼きを食べ歩き"}},
 		{store.Query{Text: "小笼包"}, map[string]string{"zh1": "我们在上海品尝了[小笼包]和生煎包"}},
 	} {
-		hits := search(t, db, tc.q)
+		hits := find(t, db, tc.q)
 		got := map[string]string{}
 		for _, h := range hits {
 			if _, ok := tc.want[h.VideoID]; ok {
@@ -323,7 +323,7 @@ func TestSnippetWindow(t *testing.T) {
 	}
 	words[120] = "needle"
 	saveChart(t, db, "US", t0, 1, store.Video{ID: "long", Title: "Long one", Description: strings.Join(words, " ")})
-	hits := search(t, db, store.Query{Text: "needle"})
+	hits := find(t, db, store.Query{Text: "needle"})
 	if len(hits) != 1 {
 		t.Fatal(ids(hits))
 	}
@@ -353,7 +353,7 @@ func TestSnippetClipsLongRuns(t *testing.T) {
 		{"東京タワー", "cjk", "…" + run[110*3:150*3] + "[東京タワー]" + run[150*3:265*3] + "…"},
 		{"needle", "lat", "…longerword07 longerword08 longerword09 [needle] longerword11 longerword12 longerword13 longerword14 longerword15 longerword16 longerword17 longerword18…"},
 	} {
-		hits := search(t, db, store.Query{Text: c.q})
+		hits := find(t, db, store.Query{Text: c.q})
 		if len(hits) != 1 || hits[0].VideoID != c.id {
 			t.Fatalf("%s: %v", c.q, ids(hits))
 		}
@@ -393,14 +393,14 @@ func TestFiltersAndOldBestMatch(t *testing.T) {
 		{Text: "word", Channel: "rare"},
 		{Text: "word", Since: t0.Add(-time.Hour), Channel: "UCrare"},
 	} {
-		if got := ids(search(t, db, q)); !slices.Equal(got, []string{"old-jp"}) {
+		if got := ids(find(t, db, q)); !slices.Equal(got, []string{"old-jp"}) {
 			t.Errorf("%+v: %v, want [old-jp]", q, got)
 		}
 	}
 	// "common" twice in a short title, rank 1, a day older than 3,100
 	// longer titles: it is the best match, and the walk must reach it.
 	for _, exhaustive := range []bool{false, true} {
-		got := search(t, db, store.Query{Text: "common", Limit: store.MaxLimit, Exhaustive: exhaustive})
+		got := find(t, db, store.Query{Text: "common", Limit: store.MaxLimit, Exhaustive: exhaustive})
 		if len(got) != store.MaxLimit || got[0].VideoID != "old-best" {
 			t.Errorf("exhaustive=%v: %d hits, first %v", exhaustive, len(got), ids(got[:1]))
 		}

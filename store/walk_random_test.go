@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ytrend/ytrend/regions"
+	"github.com/ytrend/ytrend/search"
 	"github.com/ytrend/ytrend/store"
 )
 
@@ -184,14 +185,13 @@ func TestWalkRandomEqualsExhaustive(t *testing.T) {
 	if s := os.Getenv("YTREND_WALK_QUERIES"); s != "" {
 		nq, _ = strconv.Atoi(s)
 	}
-	defer store.SetWalkGroup(0)
+	probe := &search.WalkProbe{}
 	var walks, ranked, read int
-	store.SetWalkHook(func(r, b int) { walks, ranked, read = walks+1, ranked+r, read+b })
-	defer store.SetWalkHook(nil)
+	probe.Walked = func(r, b int) { walks, ranked, read = walks+1, ranked+r, read+b }
 	bySort := map[store.SortOrder]int{}
 	defer func() { t.Logf("walks by sort: %v", bySort) }()
 	for seed := int64(1); seed <= int64(seeds); seed++ {
-		db, _ := openDB(t)
+		db, _ := openDB(t, store.WithSearch(search.WithWalkProbe(probe)))
 		n := 3000 + int(seed%3)*4000
 		if raceDetector {
 			n = 3000 // three blocks
@@ -221,7 +221,7 @@ func TestWalkRandomEqualsExhaustive(t *testing.T) {
 		for i := 0; i < nq && fails < 5; i++ {
 			q := randQuery(rng, newest)
 			group := rng.Intn(4)
-			store.SetWalkGroup(group)
+			probe.Group = group
 			w0 := walks
 			got, err := db.Search(ctx, q)
 			if err != nil {
@@ -250,16 +250,15 @@ func TestWalkViewsOrder(t *testing.T) {
 		t.Skip("builds archives")
 	}
 	ctx := context.Background()
-	defer store.SetWalkGroup(0)
+	probe := &search.WalkProbe{}
 	var walks int
-	store.SetWalkHook(func(r, b int) { walks++ })
-	defer store.SetWalkHook(nil)
+	probe.Walked = func(r, b int) { walks++ }
 	last := int64(13)
 	if raceDetector {
 		last = 11
 	}
 	for seed := int64(11); seed <= last; seed++ {
-		db, _ := openDB(t)
+		db, _ := openDB(t, store.WithSearch(search.WithWalkProbe(probe)))
 		n := 7000
 		randArchive(t, db, seed, n)
 		var newestUS int64
@@ -277,7 +276,7 @@ func TestWalkViewsOrder(t *testing.T) {
 			if q.Raw {
 				q.Text = randWords[0]
 			}
-			store.SetWalkGroup(rng.Intn(3))
+			probe.Group = rng.Intn(3)
 			got, err := db.Search(ctx, q)
 			if err != nil {
 				t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/ytrend/ytrend/internal/archivetest"
 	"github.com/ytrend/ytrend/internal/synth"
 	"github.com/ytrend/ytrend/regions"
+	"github.com/ytrend/ytrend/search"
 	"github.com/ytrend/ytrend/store"
 )
 
@@ -35,16 +36,15 @@ func TestWalkEqualsExhaustive(t *testing.T) {
 	if _, err := archivetest.Build(ctx, path, g, 8000, nil); err != nil {
 		t.Fatal(err)
 	}
-	db, err := store.Open(ctx, path)
+	probe := &search.WalkProbe{}
+	db, err := store.Open(ctx, path, store.WithSearch(search.WithWalkProbe(probe)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
 
 	var ranked, total, walks int
-	store.SetWalkHook(func(r, b int) { ranked, total, walks = ranked+r, total+b, walks+1 })
-	defer store.SetWalkHook(nil)
-	defer store.SetWalkGroup(0)
+	probe.Walked = func(r, b int) { ranked, total, walks = ranked+r, total+b, walks+1 }
 
 	queries := g.Queries(30)
 	for i := 0; i < 5; i++ {
@@ -74,7 +74,7 @@ func TestWalkEqualsExhaustive(t *testing.T) {
 	for _, order := range []store.SortOrder{store.SortRelevance, store.SortRecent, store.SortViews} {
 		for _, f := range filters {
 			for i, text := range queries {
-				store.SetWalkGroup(1 - i%2)
+				probe.Group = 1 - i%2
 				q := store.Query{Text: text, Sort: order, Limit: []int{20, 5, 100}[i%3]}
 				f.mod(&q)
 				before := [2]int{ranked, total}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/ytrend/ytrend/search"
 	"math"
 	"slices"
 	"sync/atomic"
@@ -237,7 +238,7 @@ func (w writeTx) writeRows(p Page, plan *pagePlan) error {
 		}
 	}
 	if len(plan.newRegion) > 0 {
-		if err := w.exec(w.st.addRegionFacet, regionFacet(p.Region), jsonIDs(plan.newRegion)); err != nil {
+		if err := w.exec(w.st.addRegionFacet, search.RegionFacet(p.Region), jsonIDs(plan.newRegion)); err != nil {
 			return fmt.Errorf("store: save page: region facets: %w", err)
 		}
 	}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"database/sql"
+	"github.com/ytrend/ytrend/search"
 	"strconv"
 	"strings"
 	"time"
@@ -22,7 +23,7 @@ type videoRow struct {
 	derived bool
 	grams   sql.NullString
 	docLen  int
-	terms   terms
+	terms   search.Terms
 }
 
 // clean makes text storable: valid UTF-8, no NUL.
@@ -83,11 +84,11 @@ func (r *videoRow) derive() {
 		return
 	}
 	r.derived = true
-	g := gramsOf(r.v.Title, r.tags, r.v.ChannelTitle, r.v.Description)
-	if s := g.indexed(); s != "" {
+	g := search.GramsOf(r.v.Title, r.tags, r.v.ChannelTitle, r.v.Description)
+	if s := g.Indexed(); s != "" {
 		r.grams = sql.NullString{String: s, Valid: true}
 	}
-	r.terms, r.docLen = buildTerms(r.v.Title, r.tags, r.v.ChannelTitle, r.v.Description, g)
+	r.terms, r.docLen = search.BuildTerms(r.v.Title, r.tags, r.v.ChannelTitle, r.v.Description, g)
 }
 
 type existingVideo struct {

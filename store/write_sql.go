@@ -107,3 +107,10 @@ func values(n, k int) string {
 	row := "(" + placeholders(k) + ")"
 	return strings.Repeat(row+",", n-1) + row
 }
+
+func placeholders(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	return strings.Repeat("?,", n-1) + "?"
+}

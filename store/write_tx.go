@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/ytrend/ytrend/search"
 	"time"
 
 	"github.com/ytrend/ytrend/regions"
@@ -40,14 +41,14 @@ func (w writeTx) existing(rows []videoRow, region regions.Code) (map[string]exis
 func (w writeTx) insertVideos(rows []videoRow, at int64, channels map[string]int64, region regions.Code) (map[string]int64, error) {
 	regionFacets := ""
 	if region != "" {
-		regionFacets = " " + regionFacet(region)
+		regionFacets = " " + search.RegionFacet(region)
 	}
 	args := make([]any, 0, len(rows)*insertVideoCols)
 	for _, r := range rows {
 		v := r.v
 		args = append(args, v.ID, v.Title, r.tags, v.ChannelTitle, v.Description, r.grams, v.ChannelID, v.CategoryID,
 			v.PublishedAt.Unix(), int64(v.Duration/time.Second), v.DefaultLanguage, v.ThumbnailURL, at,
-			channelFacet(channels[channelKey(v)])+regionFacets)
+			search.ChannelFacet(channels[channelKey(v)])+regionFacets)
 	}
 	rs, err := w.query(w.st.insertVideos, args...)
 	if err != nil {
@@ -74,7 +75,7 @@ func (w writeTx) updateVideo(id int64, r videoRow, channels map[string]int64) er
 	v := r.v
 	err := w.exec(w.st.updateVideo, v.Title, r.tags, v.ChannelTitle, v.Description, r.grams, v.ChannelID, v.CategoryID,
 		v.PublishedAt.Unix(), int64(v.Duration/time.Second), v.DefaultLanguage, v.ThumbnailURL,
-		channelFacet(channels[channelKey(v)]), id)
+		search.ChannelFacet(channels[channelKey(v)]), id)
 	if err != nil {
 		return fmt.Errorf("store: save page: update video %s: %w", v.ID, err)
 	}

@@ -1,4 +1,4 @@
-package store
+package search
 
 import (
 	"cmp"
@@ -107,8 +107,8 @@ func (s searcher) walk(f candidateFilter, rs *rankState, rankID int64, n float64
 	if nb := float64(nBlocks); n < walkFirst*nb { // fewer than walkFirst matches per block
 		want = int(min(nb, walkFirst*nb/max(n, 1)))
 	}
-	if testWalkGroup > 0 {
-		want, grow = testWalkGroup, 1
+	if p := s.e.o.probe; p != nil && p.Group > 0 {
+		want, grow = p.Group, 1
 	}
 	rank := func() error {
 		c := s.cuts(top, rs)
@@ -183,8 +183,8 @@ func (s searcher) walk(f candidateFilter, rs *rankState, rankID int64, n float64
 			return nil, err
 		}
 	}
-	if testHookWalk != nil {
-		testHookWalk(len(done), blocks.read)
+	if p := s.e.o.probe; p != nil && p.Walked != nil {
+		p.Walked(len(done), blocks.read)
 	}
 	return top, nil
 }
@@ -376,11 +376,3 @@ func boolInt(b bool) int {
 	}
 	return 0
 }
-
-var (
-	// testHookWalk, if set, learns how many blocks a walk ranked and how
-	// many it read.
-	testHookWalk func(ranked, read int)
-	// testWalkGroup, if positive, fixes the size of every group.
-	testWalkGroup int
-)

@@ -1,4 +1,4 @@
-package store_test
+package search_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/ytrend/ytrend/search"
 	"github.com/ytrend/ytrend/store"
 )
 
@@ -82,7 +83,7 @@ func TestTokenizerMatchesFTS5(t *testing.T) {
 	want := ftsTokens(t, texts)
 	bad := 0
 	for i, s := range texts {
-		got := store.Tokens(s)
+		got := search.Tokens(s)
 		if !slices.Equal(got, want[i]) {
 			bad++
 			if bad <= 10 {
@@ -105,7 +106,7 @@ func TestTitleGrams(t *testing.T) {
 		{"क्रिकेट मैच", ""}, // Devanagari has spaces: words are tokens already
 		{"ラーメン々", "ラー ーメ メン ン々 々"},
 	} {
-		if got := store.TitleGrams(tc.title); got != tc.want {
+		if got := search.TitleGrams(tc.title); got != tc.want {
 			t.Errorf("TitleGrams(%q) = %q, want %q", tc.title, got, tc.want)
 		}
 	}
@@ -145,12 +146,12 @@ func TestTextScoreEqualsFTS5BM25(t *testing.T) {
 		}
 	}
 	for _, q := range []string{"eclipse", "basil", "pasta", "solar eclipse", "chef anna", "\"total solar\"", "news"} {
-		got, err := store.TextScores(ctx, db, q)
+		got, err := search.TextScores(ctx, db.Reader(), q)
 		if err != nil {
 			t.Fatal(err)
 		}
 		// The UNINDEXED id column takes weight 0 and no tokens.
-		rows, err := ref.QueryContext(ctx, `SELECT id, bm25(video_fts, 0, 10, 4, 3, 1, 10) FROM video_fts WHERE video_fts MATCH ?`, store.MatchExpr(q))
+		rows, err := ref.QueryContext(ctx, `SELECT id, bm25(video_fts, 0, 10, 4, 3, 1, 10) FROM video_fts WHERE video_fts MATCH ?`, search.MatchExpr(q))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -175,7 +176,7 @@ func TestTextScoreEqualsFTS5BM25(t *testing.T) {
 	}
 	// A phrase in the title and once in the description counts 0 there: the
 	// documented approximation, a few percent of the score.
-	got, _ := store.TextScores(ctx, db, "basil")
+	got, _ := search.TextScores(ctx, db.Reader(), "basil")
 	if got["v5"] <= got["v2"] {
 		t.Errorf("basil: title+tags+description match %v should outrank description-only %v", got["v5"], got["v2"])
 	}
@@ -200,12 +201,12 @@ func TestMatchExpr(t *testing.T) {
 		{"iPhone東京", `("iphone東京" OR (title_grams : "東京"))`},
 		{"क्रिकेट", `"क्रिकेट"`},
 	} {
-		if got := store.MatchExpr(tc.text); got != tc.want {
+		if got := search.MatchExpr(tc.text); got != tc.want {
 			t.Errorf("MatchExpr(%q)\n got %s\nwant %s", tc.text, got, tc.want)
 		}
 	}
 	// At most 16 phrases.
-	if got := strings.Count(store.MatchExpr(strings.Repeat("word ", 5)+strings.Join(strings.Fields("a b c d e f g h i j k l m n o p q r s t"), " ")), " AND "); got != 15 {
+	if got := strings.Count(search.MatchExpr(strings.Repeat("word ", 5)+strings.Join(strings.Fields("a b c d e f g h i j k l m n o p q r s t"), " ")), " AND "); got != 15 {
 		t.Errorf("%d ANDs, want 15 (16 phrases)", got)
 	}
 }
@@ -245,14 +246,14 @@ func TestGluedWordsMatchFTS5(t *testing.T) {
 	for i, s := range texts {
 		var want []string
 		for _, tok := range fts[i] {
-			words := store.Tokens(tok)
+			words := search.Tokens(tok)
 			if len(words) == 0 || slices.Equal(words, []string{tok}) {
 				continue
 			}
-			want = append(want, store.GluedMark)
+			want = append(want, search.GluedMark)
 			want = append(want, words...)
 		}
-		if got := store.GluedWords(s); !slices.Equal(got, want) {
+		if got := search.GluedWords(s); !slices.Equal(got, want) {
 			bad++
 			if bad <= 10 {
 				t.Errorf("glued words of %q (FTS5 tokens %q):\n got %q\nwant %q", s, fts[i], got, want)

@@ -1,8 +1,7 @@
-package store
+package search
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -11,18 +10,14 @@ import (
 // ytrend_rank per row: once each, or the walk's heap is offered a key twice.
 func TestCandidatesCallKeepOnce(t *testing.T) {
 	ctx := context.Background()
-	db, err := Open(ctx, filepath.Join(t.TempDir(), "x.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openSchema(t)
 	for _, raw := range []bool{false, true} {
 		for _, reg := range []bool{false, true} {
 			for _, ch := range []bool{false, true} {
 				for _, cat := range []bool{false, true} {
 					for _, o := range []SortOrder{SortRelevance, SortRecent, SortViews} {
 						q := sqlCandidates(raw, reg, ch, cat, o)
-						rows, err := db.reader.QueryContext(ctx, "EXPLAIN "+q, nil, 0, "a", 0, 0, nil, 0, 20, nil, 0, 0, 0)
+						rows, err := db.QueryContext(ctx, "EXPLAIN "+q, nil, 0, "a", 0, 0, nil, 0, 20, nil, 0, 0, 0)
 						if err != nil {
 							t.Fatal(err)
 						}

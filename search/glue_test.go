@@ -1,39 +1,19 @@
-package store_test
+package search_test
 
 import (
 	"context"
 	"slices"
 	"testing"
 
+	"github.com/ytrend/ytrend/internal/synth"
+	"github.com/ytrend/ytrend/search"
 	"github.com/ytrend/ytrend/store"
 )
-
-// Words written against a newer emoji, as found on real trending pages. FTS5's
-// Unicode tables predate these emoji and keep them inside a token
-// (Дорого🤍Идеальные is one FTS5 token); the store splits there, as it does
-// for every other emoji.
-var gluedFixture = []store.Video{
-	{ID: "ru1", Title: "Дорого🤍Идеальные", Description: "Отношения🥰навсегда",
-		ChannelID: "UCru", ChannelTitle: "Канал"},
-	{ID: "ko1", Title: "🥔EP.3-1 감자 캠핑", Description: "감자밭 브이로그",
-		ChannelID: "UCko", ChannelTitle: "감자TV"},
-	{ID: "pt1", Title: "Melhores momentos da semana", Description: "Os🤩 gols e as defesas",
-		ChannelID: "UCpt", ChannelTitle: "Futebol Hoje"},
-	{ID: "ja1", Title: "ゲーム実況🫶まとめ", Description: "今週の配信",
-		ChannelID: "UCja", ChannelTitle: "実況チャンネル"},
-	// Two glued groups in one title, with a plain word between them: their
-	// words are not adjacent.
-	{ID: "en1", Title: "Alpha🫠Bravo charlie Delta🫠Echo", Description: "Foxtrot",
-		ChannelID: "UCen", ChannelTitle: "Phonetic"},
-	// Ordinary text with the same words, unglued.
-	{ID: "plain", Title: "Идеальные отношения os gols", Description: "bravo delta",
-		ChannelID: "UCplain", ChannelTitle: "Plain"},
-}
 
 func openGlued(tb testing.TB) *store.DB {
 	tb.Helper()
 	db, _ := openDB(tb)
-	saveChart(tb, db, "RU", t0, 1, gluedFixture...)
+	saveChart(tb, db, "RU", t0, 1, synth.Glued()...)
 	return db
 }
 
@@ -63,13 +43,13 @@ func TestGluedWordsFound(t *testing.T) {
 		// An emoji is not a word; a query of one finds nothing.
 		{"🤍", []string{}},
 	} {
-		got := ids(search(t, db, store.Query{Text: tc.text, Exhaustive: true}))
+		got := ids(find(t, db, store.Query{Text: tc.text, Exhaustive: true}))
 		slices.Sort(got)
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("%s: %v, want %v", tc.text, got, tc.want)
 		}
 		// The default walk finds the same.
-		walk := ids(search(t, db, store.Query{Text: tc.text}))
+		walk := ids(find(t, db, store.Query{Text: tc.text}))
 		slices.Sort(walk)
 		if !slices.Equal(walk, tc.want) {
 			t.Errorf("%s (walk): %v, want %v", tc.text, walk, tc.want)
@@ -89,7 +69,7 @@ func TestGluedWordsSnippet(t *testing.T) {
 		{"os", "pt1", "[Os]🤩 gols e as defesas"},
 		{"まとめ", "ja1", "ゲーム実況🫶[まとめ]"},
 	} {
-		hits := search(t, db, store.Query{Text: tc.text})
+		hits := find(t, db, store.Query{Text: tc.text})
 		i := slices.IndexFunc(hits, func(h store.Hit) bool { return h.VideoID == tc.id })
 		if i < 0 {
 			t.Errorf("%s: %s not found (%v)", tc.text, tc.id, ids(hits))
@@ -108,7 +88,7 @@ func TestGluedWordsSnippet(t *testing.T) {
 func TestGluedWordsRankAsWords(t *testing.T) {
 	db := openGlued(t)
 	ctx := context.Background()
-	scores, err := store.TextScores(ctx, db, "идеальные")
+	scores, err := search.TextScores(ctx, db.Reader(), "идеальные")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,10 +97,10 @@ func TestGluedWordsRankAsWords(t *testing.T) {
 	}
 	// The same title written with a space scores the same.
 	db2, _ := openDB(t)
-	vs := slices.Clone(gluedFixture)
+	vs := synth.Glued()
 	vs[0].Title, vs[0].Description = "Дорого Идеальные", "Отношения навсегда"
 	saveChart(t, db2, "RU", t0, 1, vs...)
-	spaced, err := store.TextScores(ctx, db2, "идеальные")
+	spaced, err := search.TextScores(ctx, db2.Reader(), "идеальные")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package store
+package search
 
 import (
 	"math/rand/v2"

@@ -1,8 +1,9 @@
-package store
+package search
 
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"strings"
 )
 
@@ -102,7 +103,7 @@ func sqlCandidates(raw, regions, channels, categories bool, order SortOrder) str
 	return b.String()
 }
 
-func (db *DB) searchStatements(ctx context.Context, q Query, pq parsedQuery) (*searchStatements, error) {
+func (e *Engine) statements(ctx context.Context, q Query, pq parsedQuery) (*searchStatements, error) {
 	var st searchStatements
 	var err error
 	get := func(query string) *sql.Stmt {
@@ -110,7 +111,7 @@ func (db *DB) searchStatements(ctx context.Context, q Query, pq parsedQuery) (*s
 			return nil
 		}
 		var s *sql.Stmt
-		s, err = db.readStmt(ctx, query)
+		s, err = e.prepared(ctx, query)
 		return s
 	}
 	st.state = get(sqlArchiveState)
@@ -133,9 +134,24 @@ func (db *DB) searchStatements(ctx context.Context, q Query, pq parsedQuery) (*s
 	return &st, err
 }
 
-func placeholders(n int) string {
-	if n <= 0 {
-		return ""
+// prepared returns the statement for query, prepared once. Call it before
+// beginning the read transaction that uses it: preparing takes a connection
+// from the pool.
+func (e *Engine) prepared(ctx context.Context, query string) (*sql.Stmt, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.stmts == nil {
+		return nil, errClosed
 	}
-	return strings.Repeat("?,", n-1) + "?"
+	if st, ok := e.stmts[query]; ok {
+		return st, nil
+	}
+	st, err := e.reader.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	e.stmts[query] = st
+	return st, nil
 }
+
+var errClosed = errors.New("store: database is closed")

@@ -1,4 +1,4 @@
-package store
+package search
 
 import (
 	"container/heap"
@@ -102,7 +102,7 @@ func newRankedPhrase(p phrase) rankedPhrase {
 
 // counts returns the phrase's term frequency per column: title, tags,
 // channel, description, each column's CJK/Thai grams included.
-func (rp rankedPhrase) counts(t terms) [4]float64 {
+func (rp rankedPhrase) counts(t Terms) [4]float64 {
 	var out [4]float64
 	var desc = 255
 	for i, h := range rp.tokens {
@@ -136,7 +136,7 @@ func (rp rankedPhrase) counts(t terms) [4]float64 {
 }
 
 // textScore is bm25 for one video.
-func textScore(phrases []rankedPhrase, t terms, docLen int, avgdl float64) float64 {
+func textScore(phrases []rankedPhrase, t Terms, docLen int, avgdl float64) float64 {
 	if avgdl <= 0 {
 		avgdl = 1
 	}
@@ -296,7 +296,7 @@ func rankFunc(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, err
 	} else {
 		t, _ := args[4].([]byte)
 		docLen, _ := args[5].(int64)
-		text = textScore(rs.phrases, terms(t), int(docLen), rs.avgdl)
+		text = textScore(rs.phrases, Terms(t), int(docLen), rs.avgdl)
 	}
 	score := text * boost(seen, rs.newest, int(best))
 	if rs.prune && rs.order == SortRelevance {

@@ -1,4 +1,4 @@
-package store
+package search
 
 import (
 	"strings"
@@ -114,7 +114,7 @@ func newPhrase(unit string) (phrase, bool) {
 	// double quote or anything else FTS5 would read as syntax.
 	p.expr = `"` + strings.Join(p.tokens, " ") + `"`
 	for _, run := range gramRuns(unit) {
-		p.runs = append(p.runs, foldString(run))
+		p.runs = append(p.runs, Fold(run))
 	}
 	if len(p.runs) > 0 {
 		// A unit with CJK/Thai text also matches any column containing its

@@ -1,4 +1,4 @@
-package store
+package search
 
 //go:generate go run gen_fold.go
 
@@ -132,9 +132,16 @@ func tokenize(s string) []token {
 	return out
 }
 
-// foldString folds s as a whole (case and diacritics) without splitting it;
+// Tokens is s as the index sees it: its words, folded, in order.
+func Tokens(s string) []string {
+	var out []string
+	scanTokens(s, func(_, _ int, folded []byte) { out = append(out, string(folded)) })
+	return out
+}
+
+// Fold folds s as a whole (case and diacritics) without splitting it;
 // channel filters compare folded titles by substring.
-func foldString(s string) string {
+func Fold(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	for _, r := range s {
@@ -311,48 +318,41 @@ func hasGlue(s string) bool {
 	return false
 }
 
-// columnGrams is what the gram column holds for a video: gramText of each
-// text column (title, tags, channel title, description), and the words of
-// every column's glued tokens (appendGlued).
-type columnGrams struct {
-	runs  [4]string
-	glued string
+// Grams is what the gram column holds for a video: gramText of each text
+// column (title, tags, channel title, description), and the words of every
+// column's glued tokens (appendGlued).
+type Grams struct {
+	Runs  [4]string
+	Glued string
 }
 
-func gramsOf(title, tags, channel, description string) columnGrams {
-	if testTitleGramsOnly {
-		return columnGrams{runs: [4]string{gramText(title)}}
-	}
+// GramsOf is what the gram column holds for a video's text.
+func GramsOf(title, tags, channel, description string) Grams {
 	var glued []string
 	for _, s := range []string{title, tags, channel, description} {
 		glued = appendGlued(glued, s)
 	}
-	return columnGrams{
-		runs:  [4]string{gramText(title), gramText(tags), gramText(channel), gramText(description)},
-		glued: strings.Join(glued, " "),
+	return Grams{
+		Runs:  [4]string{gramText(title), gramText(tags), gramText(channel), gramText(description)},
+		Glued: strings.Join(glued, " "),
 	}
 }
 
-// testTitleGramsOnly, set by benchmarks only, indexes grams of titles alone,
-// as ytrend did before grams covered every column: the baseline of the index
-// size comparison in BENCHMARKS.md.
-var testTitleGramsOnly bool
-
-// indexed is the text of the index's gram column (still named title_grams,
+// Indexed is the text of the index's gram column (still named title_grams,
 // from when only titles had grams): every column's grams, one after the
 // other, then the glued words. A bigram never spans two runs, and each run
 // ends with its last rune alone, so no query phrase matches across two runs
 // or two columns; each group of glued words begins with gluedMark, so no
 // phrase runs into or out of one either.
-func (g columnGrams) indexed() string {
+func (g Grams) Indexed() string {
 	var parts []string
-	for _, s := range g.runs {
+	for _, s := range g.Runs {
 		if s != "" {
 			parts = append(parts, s)
 		}
 	}
-	if g.glued != "" {
-		parts = append(parts, g.glued)
+	if g.Glued != "" {
+		parts = append(parts, g.Glued)
 	}
 	return strings.Join(parts, " ")
 }
@@ -397,13 +397,13 @@ var columnWeights = [numCols]float64{10, 4, 3, 1, 10}
 // facet never matches a word of the text.
 const facetMark = "\uFDD0"
 
-// channelFacet is the facet of the channel with row id id in channels.
-func channelFacet(id int64) string { return facetMark + "c" + strconv.FormatInt(id, 10) }
+// ChannelFacet is the facet of the channel with row id id in channels.
+func ChannelFacet(id int64) string { return facetMark + "c" + strconv.FormatInt(id, 10) }
 
-// regionFacet is the facet of a region code. Only ASCII letters and digits
+// RegionFacet is the facet of a region code. Only ASCII letters and digits
 // are kept, so that a region typed on a command line can never carry FTS5
 // syntax into the MATCH expression.
-func regionFacet(region regions.Code) string {
+func RegionFacet(region regions.Code) string {
 	var b strings.Builder
 	b.WriteString(facetMark + "r")
 	for i := 0; i < len(region); i++ {
@@ -422,7 +422,7 @@ func facetFilter(facets []string) string {
 	return `facets : ("` + strings.Join(facets, `" OR "`) + `")`
 }
 
-// terms is a video's per-term counts in its short columns (title and its
+// Terms is a video's per-term counts in its short columns (title and its
 // grams, tags, channel title) plus the description's repeated terms. It is
 // what the ranker needs to compute bm25 for a candidate without FTS5's bm25(),
 // whose IDF pass reads every query term's whole doclist on every query.
@@ -431,7 +431,7 @@ func facetFilter(facets []string) string {
 // hash (little endian), then four 4-bit counts capped at 15 — title (grams
 // included), tags, channel, description. A description count is stored only
 // when it is 2 or more; the ranker infers the rest (see rank.go).
-type terms []byte
+type Terms []byte
 
 const termsVersion = 1
 
@@ -441,13 +441,13 @@ const TermsVersion = termsVersion
 
 type termCounts [4]uint8 // title, tags, channel, description
 
-// buildTerms tokenizes a video's indexed text. It returns the blob and the
+// BuildTerms tokenizes a video's indexed text. It returns the blob and the
 // document length in tokens over every indexed column (bm25's D).
 //
 // A column's CJK/Thai grams count in that column: a word of a Japanese
 // description weighs as description text, not as a title. Glued words are
 // not counted again: they are the Go tokens of their column, counted there.
-func buildTerms(title, tags, channel, description string, grams columnGrams) (terms, int) {
+func BuildTerms(title, tags, channel, description string, grams Grams) (Terms, int) {
 	counts := map[uint32]*termCounts{}
 	var order []uint32
 	add := func(text string, col int, includeCJKRunes bool) int {
@@ -474,7 +474,7 @@ func buildTerms(title, tags, channel, description string, grams columnGrams) (te
 	n += add(tags, 1, true)
 	n += add(channel, 2, true)
 	for col := 0; col < 3; col++ {
-		for _, g := range strings.Fields(grams.runs[col]) {
+		for _, g := range strings.Fields(grams.Runs[col]) {
 			bump(counts, &order, termHash(g), col)
 			n++
 		}
@@ -484,7 +484,7 @@ func buildTerms(title, tags, channel, description string, grams columnGrams) (te
 		desc[termHashBytes(folded)]++
 		n++
 	})
-	for _, g := range strings.Fields(grams.runs[3]) {
+	for _, g := range strings.Fields(grams.Runs[3]) {
 		desc[termHash(g)]++
 		n++
 	}
@@ -497,7 +497,7 @@ func buildTerms(title, tags, channel, description string, grams columnGrams) (te
 			counts[h][3] = uint8(min(c, 15))
 		}
 	}
-	b := make(terms, 1, 1+6*len(order))
+	b := make(Terms, 1, 1+6*len(order))
 	b[0] = termsVersion
 	for _, h := range order {
 		c := counts[h]
@@ -520,7 +520,7 @@ func bump(counts map[uint32]*termCounts, order *[]uint32, h uint32, col int) {
 }
 
 // lookup returns the counts of the term with hash h (zero if absent).
-func (t terms) lookup(h uint32) termCounts {
+func (t Terms) lookup(h uint32) termCounts {
 	if len(t) < 1 || t[0] != termsVersion {
 		return termCounts{}
 	}
