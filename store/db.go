@@ -34,6 +34,8 @@ type DB struct {
 	stmts  map[string]*sql.Stmt // writer statements, prepared once
 	search *search.Engine       // over reader
 
+	pageTxHook func() // runs inside each page transaction before its commit (tests' option)
+
 	self       *instance    // this process as a runs owner
 	ftsWrites  atomic.Int64 // statements that changed the full-text index
 	channels   channelCache // channel row ids this process has committed
@@ -50,6 +52,7 @@ type options struct {
 	noMigrate   bool
 	readOnly    bool
 	search      []search.Option
+	pageTxHook  func()
 }
 
 // WithBusyTimeout sets how long a connection waits for another process's lock
@@ -103,7 +106,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	writer.SetConnMaxIdleTime(0)
 
 	db := &DB{path: path, writer: writer, stmts: map[string]*sql.Stmt{},
-		migrations: o.migrations, self: newInstance()}
+		migrations: o.migrations, self: newInstance(), pageTxHook: o.pageTxHook}
 	if err := db.ensureWAL(ctx); err != nil {
 		writer.Close()
 		return nil, fmt.Errorf("store: enable WAL on %s: %w", path, err)

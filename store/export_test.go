@@ -10,9 +10,9 @@ import (
 
 // Test-only access to internals, for the package's external tests.
 
-// SetPageTxHook makes SavePage call f inside its transaction, after every
-// write and before the commit (nil removes it).
-func SetPageTxHook(f func()) { testHookInPageTx = f }
+// WithPageTxHook makes SavePage call f inside its transaction, after every
+// write and before the commit.
+func WithPageTxHook(f func()) Option { return func(o *options) { o.pageTxHook = f } }
 
 // FTSWrites is how many statements have changed the full-text index
 // through db.

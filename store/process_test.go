@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -144,7 +145,13 @@ func crashChild(path string) {
 		fmt.Println("child error:", err)
 		os.Exit(2)
 	}
-	db, err := store.Open(ctx, path)
+	var crash atomic.Bool // armed for page 3
+	db, err := store.Open(ctx, path, store.WithPageTxHook(func() {
+		if crash.Load() {
+			fmt.Println("IN-PAGE-TX")
+			time.Sleep(time.Hour) // until the parent's SIGKILL
+		}
+	}))
 	if err != nil {
 		fail(err)
 	}
@@ -162,10 +169,7 @@ func crashChild(path string) {
 			fail(err)
 		}
 	}
-	store.SetPageTxHook(func() {
-		fmt.Println("IN-PAGE-TX")
-		time.Sleep(time.Hour) // until the parent's SIGKILL
-	})
+	crash.Store(true)
 	db.SavePage(ctx, crashPage(run, 3))
 	fail(errors.New("page 3 was committed"))
 }

@@ -81,7 +81,7 @@ func (db *DB) savePage(ctx context.Context, p Page, outer *sql.Tx, learnedOut *[
 	} else if err := w.ftsInsert(append(plan.fresh, plan.changed...)); err != nil {
 		return PageResult{}, err
 	}
-	if hook := testHookInPageTx; hook != nil {
+	if hook := db.pageTxHook; hook != nil {
 		hook()
 	}
 	if outer != nil {
@@ -319,10 +319,6 @@ func union(a, b []int64) []int64 {
 	}
 	return out
 }
-
-// testHookInPageTx, when set (by tests only), runs inside SavePage's
-// transaction after every write and before the commit.
-var testHookInPageTx func()
 
 // writeTx groups the statements of one write transaction.
 type writeTx struct {
