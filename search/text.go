@@ -358,20 +358,12 @@ func (g Grams) Indexed() string {
 }
 
 // termHash identifies a folded term in the per-video term blob (FNV-1a, 32
-// bits).
-func termHash(term string) uint32 {
+// bits), for a term held as a string (a query's) or as bytes (the
+// tokenizer's buffer, without a copy).
+func termHash[T string | []byte](term T) uint32 {
 	h := uint32(2166136261)
 	for i := 0; i < len(term); i++ {
 		h ^= uint32(term[i])
-		h *= 16777619
-	}
-	return h
-}
-
-func termHashBytes(term []byte) uint32 {
-	h := uint32(2166136261)
-	for _, c := range term {
-		h ^= uint32(c)
 		h *= 16777619
 	}
 	return h
@@ -453,7 +445,7 @@ func BuildTerms(title, tags, channel, description string, grams Grams) (Terms, i
 	add := func(text string, col int, includeCJKRunes bool) int {
 		n := 0
 		scanTokens(text, func(_, _ int, folded []byte) {
-			bump(counts, &order, termHashBytes(folded), col)
+			bump(counts, &order, termHash(folded), col)
 			n++
 		})
 		if includeCJKRunes {
@@ -481,7 +473,7 @@ func BuildTerms(title, tags, channel, description string, grams Grams) (Terms, i
 	}
 	desc := map[uint32]int{}
 	scanTokens(description, func(_, _ int, folded []byte) {
-		desc[termHashBytes(folded)]++
+		desc[termHash(folded)]++
 		n++
 	})
 	for _, g := range strings.Fields(grams.Runs[3]) {
