@@ -14,7 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	// also registers the "sqlite" driver
+	_ "modernc.org/sqlite" // the "sqlite" driver Open asks database/sql for
 
 	"github.com/ytrend/ytrend/internal/sqliteerr"
 	"github.com/ytrend/ytrend/migrations"
