@@ -129,11 +129,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, deps: d}
 	if !cfg.NoCache {
-		now := d.Now
-		if now == nil {
-			now = time.Now
-		}
-		s.cache = newResponseCache(d.Archive.LastChange, now)
+		s.cache = newResponseCache(d.Archive.LastChange, d.Now)
 	}
 	s.handler = s.wrap(mux)
 	s.srv = &http.Server{
