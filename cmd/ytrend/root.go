@@ -41,7 +41,7 @@ func (c *cli) getenv(key string) string {
 	return v
 }
 
-// exitError carries a specific process exit code through cobra.
+// exitCodeError carries a specific process exit code through cobra.
 type exitCodeError struct {
 	code int
 	err  error
