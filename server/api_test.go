@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ytrend/ytrend/apiv1"
 	"github.com/ytrend/ytrend/internal/reply"
 	"github.com/ytrend/ytrend/regions"
 	"github.com/ytrend/ytrend/store"
+	"github.com/ytrend/ytrend/view"
 )
 
 // aWord is a word of the US chart's top title: a search for it matches.
@@ -40,27 +40,27 @@ func TestAPISearch(t *testing.T) {
 	if r.code != http.StatusOK {
 		t.Fatalf("status %d: %s", r.code, r.body)
 	}
-	page := decode[apiv1.SearchPage](t, r)
-	if got, w := jsonOf(t, page.Results), jsonOf(t, apiv1.Hits(want[:10])); got != w {
+	page := decode[view.SearchPage](t, r)
+	if got, w := jsonOf(t, page.Results), jsonOf(t, view.Hits(want[:10])); got != w {
 		t.Fatalf("page 1 differs from the store's first 10:\n%s\n%s", got, w)
 	}
 	if !strings.Contains(strings.ToLower(page.Results[0].Snippet+page.Results[0].Title), strings.ToLower(word)) {
 		t.Fatalf("first result has no %q: %+v", word, page.Results[0])
 	}
 	// Follow the cursor twice: 10, 10, then 5 of the 25.
-	var all []apiv1.Hit
+	var all []view.Hit
 	all = append(all, page.Results...)
 	for page.NextCursor != nil && len(all) < 25 {
 		r = e.get(t, "/api/v1/search?limit=10&q="+url.QueryEscape(word)+"&cursor="+*page.NextCursor)
-		page = decode[apiv1.SearchPage](t, r)
+		page = decode[view.SearchPage](t, r)
 		all = append(all, page.Results...)
 	}
-	if got, w := jsonOf(t, all[:25]), jsonOf(t, apiv1.Hits(want)); got != w {
+	if got, w := jsonOf(t, all[:25]), jsonOf(t, view.Hits(want)); got != w {
 		t.Fatalf("three pages differ from the store's 25")
 	}
 	// A region filter.
 	r = e.get(t, "/api/v1/search?region=gb&q="+url.QueryEscape(word))
-	for _, h := range decode[apiv1.SearchPage](t, r).Results {
+	for _, h := range decode[view.SearchPage](t, r).Results {
 		if len(h.Regions) != 1 || h.Regions[0] != "GB" {
 			t.Fatalf("region=gb: hit in %v", h.Regions)
 		}
@@ -137,7 +137,7 @@ func TestAPIVideo(t *testing.T) {
 	if r.code != http.StatusOK {
 		t.Fatalf("status %d: %s", r.code, r.body)
 	}
-	v := decode[apiv1.Video](t, r)
+	v := decode[view.Video](t, r)
 	if v.VideoID != id || v.Title != c.Entries[0].Title || jsonOf(t, v.Regions) != jsonOf(t, h.Regions) || len(v.Regions) == 0 {
 		t.Fatalf("video %s: %+v; want the history %+v", id, v, h)
 	}
@@ -162,7 +162,7 @@ func TestAPIVideo(t *testing.T) {
 func TestAPIRegionsRunsQuota(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	rs := decode[map[string][]apiv1.Region](t, e.get(t, "/api/v1/regions"))["regions"]
+	rs := decode[map[string][]view.Region](t, e.get(t, "/api/v1/regions"))["regions"]
 	if len(rs) != len(regions.All()) {
 		t.Fatalf("%d regions, want every one YouTube charts (%d)", len(rs), len(regions.All()))
 	}
@@ -186,26 +186,26 @@ func TestAPIRegionsRunsQuota(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []apiv1.Run
+	var got []view.Run
 	path := "/api/v1/runs?limit=7"
 	for range 100 {
-		p := decode[apiv1.RunsPage](t, e.get(t, path))
+		p := decode[view.RunsPage](t, e.get(t, path))
 		got = append(got, p.Runs...)
 		if p.NextCursor == nil {
 			break
 		}
 		path = "/api/v1/runs?limit=7&cursor=" + *p.NextCursor
 	}
-	if jsonOf(t, got) != jsonOf(t, apiv1.Runs(all)) {
+	if jsonOf(t, got) != jsonOf(t, view.Runs(all)) {
 		t.Fatalf("runs paged by 7 (%d) differ from the store's %d", len(got), len(all))
 	}
-	us := decode[apiv1.RunsPage](t, e.get(t, "/api/v1/runs?region=US&status=ok"))
+	us := decode[view.RunsPage](t, e.get(t, "/api/v1/runs?region=US&status=ok"))
 	if len(us.Runs) != 2 || us.Runs[0].Region != "US" {
 		t.Fatalf("US runs: %+v", us.Runs)
 	}
 
 	r := e.get(t, "/api/v1/quota")
-	q := decode[apiv1.QuotaStatus](t, r)
+	q := decode[view.QuotaStatus](t, r)
 	if r.code != 200 || len(q.Limits) != 2 || q.Limits[0].Name != "daily" || q.Limits[0].Units != 9500 || q.Leader != nil {
 		t.Fatalf("quota: %d %s", r.code, r.body)
 	}

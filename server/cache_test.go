@@ -13,17 +13,17 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/ytrend/ytrend/apiv1"
 	"github.com/ytrend/ytrend/internal/archivetest"
 	"github.com/ytrend/ytrend/metrics"
 	"github.com/ytrend/ytrend/regions"
 	"github.com/ytrend/ytrend/server"
 	"github.com/ytrend/ytrend/store"
+	"github.com/ytrend/ytrend/view"
 )
 
 // countingArchive counts how often the charts are read.
 type countingArchive struct {
-	apiv1.Archive
+	view.Archive
 	charts atomic.Int64
 }
 

@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ytrend/ytrend/apiv1"
 	"github.com/ytrend/ytrend/internal/reply"
 	"github.com/ytrend/ytrend/regions"
 	"github.com/ytrend/ytrend/server"
 	"github.com/ytrend/ytrend/store"
+	"github.com/ytrend/ytrend/view"
 )
 
 // leaks are what an internal error would carry to a client.
@@ -128,7 +128,7 @@ func TestHostileRoutes(t *testing.T) {
 }
 
 // failing is an archive whose every read fails the way SQLite would.
-type failing struct{ apiv1.Archive }
+type failing struct{ view.Archive }
 
 var errSQL = errors.New(`store: search: SQL logic error: fts5: syntax error near "\"" (1)`)
 
@@ -166,7 +166,7 @@ func TestInternalErrorsStayInside(t *testing.T) {
 }
 
 // panicking panics in a handler: the client gets a 500, not a stack.
-type panicking struct{ apiv1.Archive }
+type panicking struct{ view.Archive }
 
 func (panicking) Search(context.Context, store.Query) ([]store.Hit, error) {
 	panic("boom at store/search.go:42")

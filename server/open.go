@@ -12,13 +12,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/ytrend/ytrend/apiv1"
 	"github.com/ytrend/ytrend/config"
 	"github.com/ytrend/ytrend/internal/redisclient"
 	"github.com/ytrend/ytrend/metrics"
 	"github.com/ytrend/ytrend/quota"
 	"github.com/ytrend/ytrend/ratelimit"
 	"github.com/ytrend/ytrend/store"
+	"github.com/ytrend/ytrend/view"
 )
 
 // ConfigFrom is the server's part of ytrend's configuration.
@@ -154,7 +154,7 @@ func (s *Server) mountMetrics(h http.Handler) {
 
 // cachedStatus answers the budget's status from a copy at most ttl old.
 type cachedStatus struct {
-	budget apiv1.Budget
+	budget view.Budget
 	ttl    time.Duration
 
 	mu  sync.Mutex

@@ -25,6 +25,7 @@ import (
 	"github.com/ytrend/ytrend/metrics"
 	"github.com/ytrend/ytrend/ratelimit"
 	"github.com/ytrend/ytrend/store"
+	"github.com/ytrend/ytrend/view"
 	"github.com/ytrend/ytrend/web"
 )
 
@@ -73,9 +74,9 @@ type Limiter interface {
 
 // Deps is what the server serves and reports to.
 type Deps struct {
-	Archive apiv1.Archive
-	Budget  apiv1.Budget // nil: /quota answers 503
-	Limiter Limiter      // nil: no rate limit
+	Archive view.Archive
+	Budget  view.Budget // nil: /quota answers 503
+	Limiter Limiter     // nil: no rate limit
 	Metrics *metrics.HTTP
 	Log     *slog.Logger
 	Now     func() time.Time
@@ -248,7 +249,7 @@ func isTrusted(ip netip.Addr, trusted []netip.Prefix) bool {
 // search pages list regions on every request, and the list (a scan of the
 // runs' index, 3 ms at a million videos) changes once per fetch.
 type regionCache struct {
-	apiv1.Archive
+	view.Archive
 	ttl time.Duration
 
 	mu  sync.Mutex

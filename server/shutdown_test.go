@@ -9,14 +9,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ytrend/ytrend/apiv1"
 	"github.com/ytrend/ytrend/server"
 	"github.com/ytrend/ytrend/store"
+	"github.com/ytrend/ytrend/view"
 )
 
 // slow holds every search until release is closed.
 type slow struct {
-	apiv1.Archive
+	view.Archive
 	entered, release chan struct{}
 }
 

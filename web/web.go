@@ -3,8 +3,8 @@
 // and views over time as server-drawn SVG, runs and the budget. Templates
 // and the stylesheet are embedded; the pages need no JavaScript.
 //
-// Key decision: every page is rendered from the same functions the JSON API
-// uses (apiv1), so a page and /api/v1 never disagree, and the plots are
+// Key decision: every page is rendered from the read model the JSON API
+// also adapts (package view), so a page and /api/v1 never disagree, and the plots are
 // drawn on the server as SVG so that they work without scripts and under a
 // CSP that allows none.
 package web
@@ -24,11 +24,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ytrend/ytrend/apiv1"
 	"github.com/ytrend/ytrend/internal/humanfmt"
 	"github.com/ytrend/ytrend/internal/reply"
 	"github.com/ytrend/ytrend/regions"
 	"github.com/ytrend/ytrend/store"
+	"github.com/ytrend/ytrend/view"
 )
 
 //go:embed templates/*.html
@@ -39,8 +39,8 @@ var staticFS embed.FS
 
 // Deps is what the pages read.
 type Deps struct {
-	Archive apiv1.Archive
-	Budget  apiv1.Budget // nil: /quota says it cannot tell
+	Archive view.Archive
+	Budget  view.Budget // nil: /quota says it cannot tell
 	Log     *slog.Logger
 	Now     func() time.Time
 }
@@ -158,29 +158,29 @@ func Routes(d Deps) (map[string]http.Handler, error) {
 			files.ServeHTTP(w, r)
 		}),
 		"/": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			p.page(w, r, http.StatusNotFound, "error", view{Title: "Not found", Error: "There is no page here."})
+			p.page(w, r, http.StatusNotFound, "error", pageData{Title: "Not found", Error: "There is no page here."})
 		}),
 	}, nil
 }
 
-// view is what every template reads; each page fills in its part.
-type view struct {
+// pageData is what every template reads; each page fills in its part.
+type pageData struct {
 	Title, Error string
 	Query        string
 	// chart and home
 	Home                      bool
 	Region, At                string
-	Regions                   []apiv1.Region
+	Regions                   []view.Region
 	Chart                     store.Chart
 	Hits                      []store.Hit
 	Searched                  bool
 	Next                      string
 	Since, Sort               string
 	SinceChoices, SortChoices []choice
-	Video                     apiv1.Video
+	Video                     view.Video
 	RankPlot, ViewsPlot       template.HTML
-	Runs                      []apiv1.Run
-	Status                    apiv1.QuotaStatus
+	Runs                      []view.Run
+	Status                    view.QuotaStatus
 }
 
 type choice struct{ Value, Label string }
@@ -196,7 +196,7 @@ func joinCodes(codes []regions.Code) string {
 
 // page renders a template into a buffer first, so that a failure half way
 // is a clean error page rather than half a page.
-func (p *pages) page(w http.ResponseWriter, r *http.Request, status int, name string, v view) {
+func (p *pages) page(w http.ResponseWriter, r *http.Request, status int, name string, v pageData) {
 	var buf bytes.Buffer
 	if err := p.tmpl[name].ExecuteTemplate(&buf, "layout", v); err != nil {
 		p.internal(w, r, err)
@@ -224,7 +224,7 @@ func (p *pages) internal(w http.ResponseWriter, r *http.Request, err error) {
 
 func (p *pages) plain(w http.ResponseWriter, r *http.Request, status int, msg string) {
 	var buf bytes.Buffer
-	if err := p.tmpl["error"].ExecuteTemplate(&buf, "layout", view{Title: http.StatusText(status), Error: msg}); err != nil {
+	if err := p.tmpl["error"].ExecuteTemplate(&buf, "layout", pageData{Title: http.StatusText(status), Error: msg}); err != nil {
 		http.Error(w, msg, status)
 		return
 	}
@@ -232,7 +232,7 @@ func (p *pages) plain(w http.ResponseWriter, r *http.Request, status int, msg st
 }
 
 // badRequest shows a client's mistake on the page it belongs to.
-func (p *pages) badRequest(w http.ResponseWriter, r *http.Request, name string, v view, err error) {
+func (p *pages) badRequest(w http.ResponseWriter, r *http.Request, name string, v pageData, err error) {
 	v.Error = err.Error()
 	if v.Title == "" {
 		v.Title = "Bad request"
@@ -241,18 +241,18 @@ func (p *pages) badRequest(w http.ResponseWriter, r *http.Request, name string, 
 }
 
 func (p *pages) home(w http.ResponseWriter, r *http.Request) {
-	rs, err := apiv1.Regions(r.Context(), p.Archive)
+	rs, err := view.Regions(r.Context(), p.Archive)
 	if err != nil {
 		p.internal(w, r, err)
 		return
 	}
-	var charted []apiv1.Region
+	var charted []view.Region
 	for _, x := range rs {
 		if x.LastFetch != nil {
 			charted = append(charted, x)
 		}
 	}
-	v := view{Home: true, Regions: charted}
+	v := pageData{Home: true, Regions: charted}
 	region := r.URL.Query().Get("region")
 	if region == "" {
 		region = defaultRegion(charted)
@@ -261,7 +261,7 @@ func (p *pages) home(w http.ResponseWriter, r *http.Request) {
 }
 
 // defaultRegion is US when the archive has it, else the region fetched last.
-func defaultRegion(charted []apiv1.Region) string {
+func defaultRegion(charted []view.Region) string {
 	best := ""
 	var at time.Time
 	for _, x := range charted {
@@ -276,17 +276,17 @@ func defaultRegion(charted []apiv1.Region) string {
 }
 
 func (p *pages) chart(w http.ResponseWriter, r *http.Request) {
-	p.renderChart(w, r, view{}, r.PathValue("region"))
+	p.renderChart(w, r, pageData{}, r.PathValue("region"))
 }
 
-func (p *pages) renderChart(w http.ResponseWriter, r *http.Request, v view, region string) {
+func (p *pages) renderChart(w http.ResponseWriter, r *http.Request, v pageData, region string) {
 	v.At = r.URL.Query().Get("at")
 	if region == "" {
 		v.Title, v.Error = "Trending charts", "The archive holds no chart yet."
 		p.page(w, r, http.StatusOK, "chart", v)
 		return
 	}
-	code, err := apiv1.ParseRegion(region)
+	code, err := view.ParseRegion(region)
 	if err != nil {
 		v.Title = "Trending charts"
 		p.badRequest(w, r, "chart", v, err)
@@ -294,7 +294,7 @@ func (p *pages) renderChart(w http.ResponseWriter, r *http.Request, v view, regi
 	}
 	v.Region = code.String()
 	v.Title = code.Name() + " trending chart"
-	at, err := apiv1.ParseAt(v.At, p.Now())
+	at, err := view.ParseAt(v.At, p.Now())
 	if err != nil {
 		p.badRequest(w, r, "chart", v, err)
 		return
@@ -323,18 +323,18 @@ var sortChoices = []choice{{"relevance", "relevance"}, {"recent", "most recent"}
 
 func (p *pages) search(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	v := view{Title: "Search", SinceChoices: sinceChoices, SortChoices: sortChoices,
+	v := pageData{Title: "Search", SinceChoices: sinceChoices, SortChoices: sortChoices,
 		Query: q.Get("q"), Region: q.Get("region"), Since: q.Get("since"), Sort: q.Get("sort")}
 	if v.Sort == "" {
 		v.Sort = "relevance"
 	}
-	rs, err := apiv1.Regions(r.Context(), p.Archive)
+	rs, err := view.Regions(r.Context(), p.Archive)
 	if err != nil {
 		p.internal(w, r, err)
 		return
 	}
 	v.Regions = rs
-	s, err := apiv1.ParseSearch(q, p.Now(), true)
+	s, err := view.ParseSearch(q, p.Now(), true)
 	if err != nil {
 		p.badRequest(w, r, "search", v, err)
 		return
@@ -346,7 +346,7 @@ func (p *pages) search(w http.ResponseWriter, r *http.Request) {
 	v.Title = "Search: " + s.Query.Text
 	v.Searched = true
 	s.Query.MarkOpen, s.Query.MarkClose = markOpen, markClose
-	hits, next, err := apiv1.RunSearch(r.Context(), p.Archive, s)
+	hits, next, err := view.RunSearch(r.Context(), p.Archive, s)
 	if err != nil {
 		p.internal(w, r, err)
 		return
@@ -364,39 +364,39 @@ func (p *pages) search(w http.ResponseWriter, r *http.Request) {
 }
 
 func (p *pages) video(w http.ResponseWriter, r *http.Request) {
-	id, err := apiv1.ParseVideoID(r.PathValue("id"))
+	id, err := view.ParseVideoID(r.PathValue("id"))
 	if err != nil {
-		p.badRequest(w, r, "error", view{}, err)
+		p.badRequest(w, r, "error", pageData{}, err)
 		return
 	}
-	vid, err := apiv1.LoadVideo(r.Context(), p.Archive, id)
+	vid, err := view.LoadVideo(r.Context(), p.Archive, id)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		p.page(w, r, http.StatusNotFound, "error", view{Title: "Not found", Error: "The archive holds no video " + id + "."})
+		p.page(w, r, http.StatusNotFound, "error", pageData{Title: "Not found", Error: "The archive holds no video " + id + "."})
 		return
 	case err != nil:
 		p.internal(w, r, err)
 		return
 	}
-	v := view{Title: vid.Title, Video: vid}
+	v := pageData{Title: vid.Title, Video: vid}
 	v.RankPlot = rankPlot(vid.Regions)
 	v.ViewsPlot = viewsPlot(vid.Regions)
 	p.page(w, r, http.StatusOK, "video", v)
 }
 
 func (p *pages) runs(w http.ResponseWriter, r *http.Request) {
-	v := view{Title: "Fetch runs"}
-	f, err := apiv1.ParseRuns(r)
+	v := pageData{Title: "Fetch runs"}
+	f, err := view.ParseRuns(r)
 	if err != nil {
 		p.badRequest(w, r, "runs", v, err)
 		return
 	}
-	runs, next, err := apiv1.LoadRuns(r.Context(), p.Archive, f)
+	runs, next, err := view.LoadRuns(r.Context(), p.Archive, f)
 	if err != nil {
 		p.internal(w, r, err)
 		return
 	}
-	v.Runs = apiv1.Runs(runs)
+	v.Runs = view.Runs(runs)
 	if next != nil {
 		nq := r.URL.Query()
 		nq.Set("cursor", *next)
@@ -406,7 +406,7 @@ func (p *pages) runs(w http.ResponseWriter, r *http.Request) {
 }
 
 func (p *pages) quota(w http.ResponseWriter, r *http.Request) {
-	v := view{Title: "Quota budget"}
+	v := pageData{Title: "Quota budget"}
 	if p.Budget == nil {
 		v.Error = "This server does not read the quota budget."
 		p.page(w, r, http.StatusOK, "quota", v)
@@ -417,6 +417,6 @@ func (p *pages) quota(w http.ResponseWriter, r *http.Request) {
 		p.internal(w, r, err)
 		return
 	}
-	v.Status = apiv1.PublicStatus(st)
+	v.Status = view.PublicStatus(st)
 	p.page(w, r, http.StatusOK, "quota", v)
 }

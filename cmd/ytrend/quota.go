@@ -10,9 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ytrend/ytrend/apiv1"
 	"github.com/ytrend/ytrend/config"
 	"github.com/ytrend/ytrend/quota"
+	"github.com/ytrend/ytrend/view"
 )
 
 func (c *cli) quotaCmd() *cobra.Command {
@@ -42,7 +42,7 @@ func (c *cli) quotaStatusCmd() *cobra.Command {
 			}
 			warnings := a.durability(cmd.Context())
 			if asJSON {
-				out := apiv1.Status(st)
+				out := view.Status(st)
 				out.Warnings = append(out.Warnings, warnings...)
 				return writeJSON(c.stdout, out)
 			}
@@ -161,26 +161,26 @@ the retry-after on stderr; 1 errors (unknown call, impossible cost, backend).`,
 }
 
 type reserveResultJSON struct {
-	Granted           bool          `json:"granted"`
-	ID                string        `json:"id"`
-	Call              string        `json:"call"`
-	Cost              int64         `json:"cost"`
-	RetryAfterSeconds float64       `json:"retry_after_seconds"`
-	RefusedBy         string        `json:"refused_by"`
-	Remaining         int64         `json:"remaining"`
-	Duplicate         bool          `json:"duplicate"`
-	FailOpen          bool          `json:"fail_open"`
-	Limits            []apiv1.Limit `json:"limits"`
+	Granted           bool         `json:"granted"`
+	ID                string       `json:"id"`
+	Call              string       `json:"call"`
+	Cost              int64        `json:"cost"`
+	RetryAfterSeconds float64      `json:"retry_after_seconds"`
+	RefusedBy         string       `json:"refused_by"`
+	Remaining         int64        `json:"remaining"`
+	Duplicate         bool         `json:"duplicate"`
+	FailOpen          bool         `json:"fail_open"`
+	Limits            []view.Limit `json:"limits"`
 }
 
 func reserveJSON(res quota.Result) reserveResultJSON {
 	out := reserveResultJSON{
 		Granted: res.Granted, ID: res.ID, Call: res.Call, Cost: res.Cost,
 		RetryAfterSeconds: res.RetryAfter.Seconds(), RefusedBy: res.RefusedBy, Remaining: res.Remaining(),
-		Duplicate: res.Duplicate, FailOpen: res.FailOpen, Limits: []apiv1.Limit{},
+		Duplicate: res.Duplicate, FailOpen: res.FailOpen, Limits: []view.Limit{},
 	}
 	for _, u := range res.Limits {
-		out.Limits = append(out.Limits, apiv1.Limit{Name: u.Name, Units: u.Units, WindowSeconds: u.Window.Seconds(), Used: u.Used, Remaining: u.Remaining})
+		out.Limits = append(out.Limits, view.Limit{Name: u.Name, Units: u.Units, WindowSeconds: u.Window.Seconds(), Used: u.Used, Remaining: u.Remaining})
 	}
 	return out
 }

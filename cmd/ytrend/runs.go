@@ -8,9 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ytrend/ytrend/apiv1"
 	"github.com/ytrend/ytrend/config"
 	"github.com/ytrend/ytrend/store"
+	"github.com/ytrend/ytrend/view"
 )
 
 func (c *cli) runsCmd() *cobra.Command {
@@ -48,7 +48,7 @@ func (c *cli) runsCmd() *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return writeJSON(c.stdout, apiv1.Runs(runs))
+				return writeJSON(c.stdout, view.Runs(runs))
 			}
 			printRuns(c.stdout, runs, time.Now())
 			return nil

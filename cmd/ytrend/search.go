@@ -8,11 +8,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ytrend/ytrend/apiv1"
 	"github.com/ytrend/ytrend/config"
 	"github.com/ytrend/ytrend/internal/humanfmt"
 	"github.com/ytrend/ytrend/regions"
 	"github.com/ytrend/ytrend/store"
+	"github.com/ytrend/ytrend/view"
 )
 
 // Highlight markers: ANSI bold on a terminal, HTML-style marks in JSON.
@@ -109,7 +109,7 @@ matches. --exhaustive scores every match (slow on common words; for checking).`,
 				return err
 			}
 			if asJSON {
-				return writeJSON(c.stdout, apiv1.Hits(hits))
+				return writeJSON(c.stdout, view.Hits(hits))
 			}
 			printHits(c.stdout, hits, time.Now())
 			return nil

@@ -1,10 +1,10 @@
 package main
 
-import "github.com/ytrend/ytrend/apiv1"
+import "github.com/ytrend/ytrend/view"
 
 // The --json shapes moved to apiv1 (the API serves the same ones); the
 // tests keep their short names.
 type (
-	runJSON         = apiv1.Run
-	quotaStatusJSON = apiv1.QuotaStatus
+	runJSON         = view.Run
+	quotaStatusJSON = view.QuotaStatus
 )
