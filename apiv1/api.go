@@ -146,7 +146,7 @@ func (a *api) chart(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err, fmt.Sprintf("the archive has no chart of %s %s", code, when))
 		return
 	}
-	reply.JSON(w, r, http.StatusOK, c, a.lastChange(r))
+	reply.JSON(w, r, http.StatusOK, view.ChartOf(c), a.lastChange(r))
 }
 
 func (a *api) video(w http.ResponseWriter, r *http.Request) {

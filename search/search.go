@@ -71,20 +71,20 @@ type Query struct {
 
 // Hit is one video found by Search.
 type Hit struct {
-	VideoID      string         `json:"video_id"`
-	Title        string         `json:"title"`
-	ChannelTitle string         `json:"channel_title"`
-	Regions      []regions.Code `json:"regions"`   // where it trended (within Query.Regions, if given), sorted
-	BestRank     int            `json:"best_rank"` // best chart rank there; 0 if never on a chart
-	LastSeen     time.Time      `json:"last_seen"` // last sighting there
-	Views        *int64         `json:"views"`     // nil: hidden by the owner
-	CategoryID   string         `json:"category_id"`
+	VideoID      string
+	Title        string
+	ChannelTitle string
+	Regions      []regions.Code // where it trended (within Query.Regions, if given), sorted
+	BestRank     int            // best chart rank there; 0 if never on a chart
+	LastSeen     time.Time      // last sighting there
+	Views        *int64         // nil: hidden by the owner
+	CategoryID   string
 	// Category names CategoryID as the first of Regions with a cached name
 	// does (any region's if none has one); "" if not cached.
-	Category    string    `json:"category"`
-	Snippet     string    `json:"snippet"`
-	PublishedAt time.Time `json:"published_at"`
-	Score       float64   `json:"score"` // relevance blended with trend; comparable within one search only
+	Category    string
+	Snippet     string
+	PublishedAt time.Time
+	Score       float64 // relevance blended with trend; comparable within one search only
 }
 
 // ErrBadQuery is returned by Search for a Raw query FTS5 cannot parse.

@@ -77,10 +77,10 @@ func TestAPIChart(t *testing.T) {
 	if r.code != http.StatusOK {
 		t.Fatalf("status %d: %s", r.code, r.body)
 	}
-	if string(r.body) != jsonOf(t, want) {
+	if string(r.body) != jsonOf(t, view.ChartOf(want)) {
 		t.Fatalf("chart differs from store.Chart")
 	}
-	c := decode[store.Chart](t, r)
+	c := decode[view.Chart](t, r)
 	if len(c.Entries) != 200 || c.PreviousRunID == 0 {
 		t.Fatalf("US chart: %d entries, previous run %d; want 200 and a previous chart", len(c.Entries), c.PreviousRunID)
 	}
@@ -98,7 +98,7 @@ func TestAPIChart(t *testing.T) {
 	}
 	// ?at= before the second chart gives the first one.
 	at := c.PreviousFetchedAt.Add(time.Minute).UTC().Format(time.RFC3339)
-	first := decode[store.Chart](t, e.get(t, "/api/v1/charts/US?at="+at+"&limit=5"))
+	first := decode[view.Chart](t, e.get(t, "/api/v1/charts/US?at="+at+"&limit=5"))
 	if first.RunID != c.PreviousRunID || len(first.Entries) != 5 {
 		t.Fatalf("at=%s: run %d with %d entries; want run %d, 5 entries", at, first.RunID, len(first.Entries), c.PreviousRunID)
 	}
@@ -138,7 +138,7 @@ func TestAPIVideo(t *testing.T) {
 		t.Fatalf("status %d: %s", r.code, r.body)
 	}
 	v := decode[view.Video](t, r)
-	if v.VideoID != id || v.Title != c.Entries[0].Title || jsonOf(t, v.Regions) != jsonOf(t, h.Regions) || len(v.Regions) == 0 {
+	if v.VideoID != id || v.Title != c.Entries[0].Title || jsonOf(t, v.Regions) != jsonOf(t, view.RegionHistories(h.Regions)) || len(v.Regions) == 0 {
 		t.Fatalf("video %s: %+v; want the history %+v", id, v, h)
 	}
 	if v.URL != "https://www.youtube.com/watch?v="+id || v.ThumbnailURL == "" {

@@ -16,13 +16,13 @@ import (
 // Category is one video category as videoCategories.list names it for a
 // region (the API's names are English whatever the region).
 type Category struct {
-	Region regions.Code `json:"region"`
-	ID     string       `json:"id"`
-	Title  string       `json:"title"`
+	Region regions.Code
+	ID     string
+	Title  string
 	// Assignable is the API's snippet.assignable; nil for a name learned
 	// from an imported ytrend export, which does not carry it.
-	Assignable *bool     `json:"assignable"`
-	FetchedAt  time.Time `json:"fetched_at"`
+	Assignable *bool
+	FetchedAt  time.Time
 }
 
 // ErrUnknownCategory is wrapped by CategoryIDs' error for a name no cached

@@ -10,43 +10,43 @@ import (
 )
 
 // Chart is a region's trending chart as one fetch saw it, with each entry's
-// movement against the fetch before it. Its JSON form (and its entries') is
-// also the HTTP API's.
+// movement against the fetch before it. Storage types carry no JSON tags:
+// its wire form is view.Chart.
 type Chart struct {
-	Region    regions.Code `json:"region"`
-	RunID     int64        `json:"run_id"`
-	FetchedAt time.Time    `json:"fetched_at"` // the fetch's newest page
+	Region    regions.Code
+	RunID     int64
+	FetchedAt time.Time // the fetch's newest page
 	// PreviousRunID and PreviousFetchedAt name the fetch the movement is
 	// measured against; 0 and null for a region's first chart.
-	PreviousRunID     int64        `json:"previous_run_id"`
-	PreviousFetchedAt *time.Time   `json:"previous_fetched_at"`
-	Entries           []ChartEntry `json:"entries"`
+	PreviousRunID     int64
+	PreviousFetchedAt *time.Time
+	Entries           []ChartEntry
 }
 
 // ChartEntry is one position of a chart. Counts are the ones seen at that
 // fetch; nil is a count the owner hid (or, for likes and comments, one the
 // archive did not record: charts stored before migration 0004 kept views only).
 type ChartEntry struct {
-	Rank         int    `json:"rank"`
-	VideoID      string `json:"video_id"`
-	Title        string `json:"title"`
-	ChannelID    string `json:"channel_id"` // "" when the source had none (the 2017-18 dataset)
-	ChannelTitle string `json:"channel_title"`
-	CategoryID   string `json:"category_id"`
-	Category     string `json:"category"` // the region's name for CategoryID; "" if not cached
+	Rank         int
+	VideoID      string
+	Title        string
+	ChannelID    string // "" when the source had none (the 2017-18 dataset)
+	ChannelTitle string
+	CategoryID   string
+	Category     string // the region's name for CategoryID; "" if not cached
 	// ThumbnailURL is the video's thumbnail on YouTube's image servers, as
 	// the API gave it ("" when it gave none).
-	ThumbnailURL string    `json:"thumbnail_url"`
-	Views        *int64    `json:"views"`
-	Likes        *int64    `json:"likes"`
-	Comments     *int64    `json:"comments"`
-	FetchedAt    time.Time `json:"fetched_at"`
+	ThumbnailURL string
+	Views        *int64
+	Likes        *int64
+	Comments     *int64
+	FetchedAt    time.Time
 	// PreviousRank is the video's rank in the previous fetch; nil if it was
 	// not on that chart (or there is none).
-	PreviousRank *int `json:"previous_rank"`
+	PreviousRank *int
 	// Change is PreviousRank - Rank: positive moved up; 0 when new.
-	Change   int      `json:"change"`
-	Movement Movement `json:"movement"`
+	Change   int
+	Movement Movement
 }
 
 // Movement says how an entry moved since the previous fetch.

@@ -60,7 +60,7 @@
 // chart as its newest finished fetch at or before a time saw it, with each
 // entry's movement against the fetch before; [DB.History] is every sighting
 // of one video, per region; both read a handful of rows by index whatever
-// the archive's size, and their JSON is the HTTP API's. [DB.Snapshots]
+// the archive's size (package view shapes them as JSON). [DB.Snapshots]
 // streams every position in fetch order from one read transaction, walking
 // runs by time and each run's positions by primary key, so no sort holds the
 // rows: memory stays flat at millions of them.

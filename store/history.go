@@ -11,35 +11,35 @@ import (
 )
 
 // History is a video's life on the charts: per region, every fetch that saw
-// it. Its JSON form is also the HTTP API's.
+// it. Its wire form is view.History.
 type History struct {
-	VideoID      string `json:"video_id"`
-	Title        string `json:"title"`
-	ChannelID    string `json:"channel_id"`
-	ChannelTitle string `json:"channel_title"`
-	CategoryID   string `json:"category_id"`
+	VideoID      string
+	Title        string
+	ChannelID    string
+	ChannelTitle string
+	CategoryID   string
 	// Category names CategoryID as the first of Regions with a cached name
 	// does (any region's name if none has one); "" if not cached.
-	Category string          `json:"category"`
-	Regions  []RegionHistory `json:"regions"` // ordered by region code; empty if it never charted
+	Category string
+	Regions  []RegionHistory // ordered by region code; empty if it never charted
 }
 
 // RegionHistory is a video's time on one region's chart.
 type RegionHistory struct {
-	Region    regions.Code `json:"region"`
-	FirstSeen time.Time    `json:"first_seen"`
-	LastSeen  time.Time    `json:"last_seen"`
-	BestRank  int          `json:"best_rank"`
+	Region    regions.Code
+	FirstSeen time.Time
+	LastSeen  time.Time
+	BestRank  int
 	// Days counts the UTC calendar days with at least one sighting.
-	Days   int            `json:"days"`
-	Points []HistoryPoint `json:"points"` // oldest first
+	Days   int
+	Points []HistoryPoint // oldest first
 }
 
 // HistoryPoint is one sighting: the rank and the views at one fetch.
 type HistoryPoint struct {
-	At    time.Time `json:"at"`
-	Rank  int       `json:"rank"`
-	Views *int64    `json:"views"` // nil: hidden
+	At    time.Time
+	Rank  int
+	Views *int64 // nil: hidden
 }
 
 const (

@@ -66,26 +66,26 @@ type PageResult struct {
 
 // VideoStats is where and when a video trended.
 type VideoStats struct {
-	FirstSeen time.Time    `json:"first_seen"`
-	LastSeen  time.Time    `json:"last_seen"`
-	Regions   []RegionStat `json:"regions"` // ordered by region code
+	FirstSeen time.Time
+	LastSeen  time.Time
+	Regions   []RegionStat // ordered by region code
 }
 
 // RegionStat is one video's trending history in one region.
 type RegionStat struct {
-	Region    regions.Code `json:"region"`
-	BestRank  int          `json:"best_rank"`
-	LastRank  int          `json:"last_rank"`
-	LastSeen  time.Time    `json:"last_seen"`
-	Snapshots int          `json:"snapshots"`
+	Region    regions.Code
+	BestRank  int
+	LastRank  int
+	LastSeen  time.Time
+	Snapshots int
 }
 
 // Counts summarises the archive.
 type Counts struct {
-	Videos    int64 `json:"videos"`
-	Snapshots int64 `json:"snapshots"`
-	Runs      int64 `json:"runs"`
-	Bytes     int64 `json:"bytes"` // database file plus its WAL
+	Videos    int64
+	Snapshots int64
+	Runs      int64
+	Bytes     int64 // database file plus its WAL
 }
 
 // Trigger says what started a run.
@@ -116,23 +116,23 @@ const (
 
 // Run is one fetch of one region's chart.
 type Run struct {
-	ID         int64        `json:"id"`
-	Region     regions.Code `json:"region"`
-	Trigger    Trigger      `json:"trigger"`
-	Owner      string       `json:"owner"` // the instance id (host:pid:random) of the process that ran it
-	StartedAt  time.Time    `json:"started_at"`
-	FinishedAt time.Time    `json:"finished_at"` // zero while running
-	Status     RunStatus    `json:"status"`
+	ID         int64
+	Region     regions.Code
+	Trigger    Trigger
+	Owner      string // the instance id (host:pid:random) of the process that ran it
+	StartedAt  time.Time
+	FinishedAt time.Time // zero while running
+	Status     RunStatus
 
-	Pages         int   `json:"pages"`
-	Videos        int   `json:"videos"`
-	NewVideos     int   `json:"new_videos"`
-	UpdatedVideos int   `json:"updated_videos"`
-	Units         int64 `json:"units"` // quota units reserved by the run
+	Pages         int
+	Videos        int
+	NewVideos     int
+	UpdatedVideos int
+	Units         int64 // quota units reserved by the run
 
-	RefusedBy string    `json:"refused_by"` // the quota limit that stopped the run, if any
-	RetryAt   time.Time `json:"retry_at"`   // when that limit admits again; zero if none
-	Error     string    `json:"error"`
+	RefusedBy string    // the quota limit that stopped the run, if any
+	RetryAt   time.Time // when that limit admits again; zero if none
+	Error     string
 }
 
 // RunEnd is how a run finished.

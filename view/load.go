@@ -63,24 +63,24 @@ func ParseChartLimit(s string) (int, error) {
 // Video is /videos/{id}: the video's latest metadata and its whole history
 // on the charts (the regions are `ytrend history --json`'s).
 type Video struct {
-	VideoID         string                `json:"video_id"`
-	Title           string                `json:"title"`
-	Description     string                `json:"description"`
-	ChannelID       string                `json:"channel_id"`
-	ChannelTitle    string                `json:"channel_title"`
-	Tags            []string              `json:"tags"`
-	CategoryID      string                `json:"category_id"`
-	Category        string                `json:"category"` // CategoryID's name (ytrend history's); "" if not cached
-	PublishedAt     *time.Time            `json:"published_at"`
-	DurationSeconds int64                 `json:"duration_seconds"`
-	ThumbnailURL    string                `json:"thumbnail_url"`
-	Views           *int64                `json:"views"`
-	Likes           *int64                `json:"likes"`
-	Comments        *int64                `json:"comments"`
-	URL             string                `json:"url"`
-	FirstSeen       time.Time             `json:"first_seen"`
-	LastSeen        time.Time             `json:"last_seen"`
-	Regions         []store.RegionHistory `json:"regions"`
+	VideoID         string          `json:"video_id"`
+	Title           string          `json:"title"`
+	Description     string          `json:"description"`
+	ChannelID       string          `json:"channel_id"`
+	ChannelTitle    string          `json:"channel_title"`
+	Tags            []string        `json:"tags"`
+	CategoryID      string          `json:"category_id"`
+	Category        string          `json:"category"` // CategoryID's name (ytrend history's); "" if not cached
+	PublishedAt     *time.Time      `json:"published_at"`
+	DurationSeconds int64           `json:"duration_seconds"`
+	ThumbnailURL    string          `json:"thumbnail_url"`
+	Views           *int64          `json:"views"`
+	Likes           *int64          `json:"likes"`
+	Comments        *int64          `json:"comments"`
+	URL             string          `json:"url"`
+	FirstSeen       time.Time       `json:"first_seen"`
+	LastSeen        time.Time       `json:"last_seen"`
+	Regions         []RegionHistory `json:"regions"`
 }
 
 // LoadVideo reads a video and its history (shared with the video page).
@@ -97,7 +97,7 @@ func LoadVideo(ctx context.Context, ar Archive, id string) (Video, error) {
 		ChannelTitle: v.ChannelTitle, Tags: v.Tags, CategoryID: v.CategoryID, Category: h.Category,
 		DurationSeconds: int64(v.Duration / time.Second), ThumbnailURL: v.ThumbnailURL,
 		Views: v.Views, Likes: v.Likes, Comments: v.Comments, URL: WatchURL(v.ID),
-		FirstSeen: st.FirstSeen, LastSeen: st.LastSeen, Regions: h.Regions}
+		FirstSeen: st.FirstSeen, LastSeen: st.LastSeen, Regions: RegionHistories(h.Regions)}
 	if out.Tags == nil {
 		out.Tags = []string{}
 	}

@@ -10,8 +10,8 @@ import (
 
 // The JSON shapes the CLI's --json prints and the API serves: one struct per
 // concept, so that `ytrend search --json` and GET /api/v1/search agree field
-// for field. Charts and histories are store.Chart and store.History, whose
-// JSON tags are theirs.
+// for field. Storage types (store's, search's) carry no JSON tags: a field of
+// the wire format is declared here, and converted from the storage type.
 
 // Hit is one search result.
 type Hit struct {

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/ytrend/ytrend/internal/humanfmt"
-	"github.com/ytrend/ytrend/store"
+	"github.com/ytrend/ytrend/view"
 )
 
 // Plot geometry, in SVG user units; the SVG scales to the page's width.
@@ -30,7 +30,7 @@ type series struct {
 
 // rankPlot draws every region's rank over time: dates on the x axis, rank
 // on an inverted y axis (1 at the top).
-func rankPlot(rs []store.RegionHistory) template.HTML {
+func rankPlot(rs []view.RegionHistory) template.HTML {
 	var ss []series
 	worst := 1.0
 	for _, r := range rs {
@@ -49,7 +49,7 @@ func rankPlot(rs []store.RegionHistory) template.HTML {
 
 // viewsPlot draws every region's view counts over time; hidden counts are
 // left out.
-func viewsPlot(rs []store.RegionHistory) template.HTML {
+func viewsPlot(rs []view.RegionHistory) template.HTML {
 	var ss []series
 	hi := 0.0
 	for _, r := range rs {
@@ -73,7 +73,7 @@ func viewsPlot(rs []store.RegionHistory) template.HTML {
 		func(v float64) string { return humanfmt.Count(int64(v)) })
 }
 
-func rankDesc(rs []store.RegionHistory) string {
+func rankDesc(rs []view.RegionHistory) string {
 	var parts []string
 	for _, r := range rs {
 		parts = append(parts, fmt.Sprintf("%s: best #%d, from %s to %s", r.Region, r.BestRank,

@@ -11,6 +11,7 @@ import (
 	"github.com/ytrend/ytrend/config"
 	"github.com/ytrend/ytrend/internal/humanfmt"
 	"github.com/ytrend/ytrend/store"
+	"github.com/ytrend/ytrend/view"
 )
 
 func (c *cli) chartCmd() *cobra.Command {
@@ -73,7 +74,7 @@ category is "" when the archive has no name for the id.`,
 				return err
 			}
 			if asJSON {
-				return writeJSON(c.stdout, chart.Entries)
+				return writeJSON(c.stdout, view.ChartEntries(chart.Entries))
 			}
 			printChart(c.stdout, chart)
 			return nil

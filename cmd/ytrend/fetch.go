@@ -15,6 +15,7 @@ import (
 	"github.com/ytrend/ytrend/ingest"
 	"github.com/ytrend/ytrend/internal/secret"
 	"github.com/ytrend/ytrend/regions"
+	"github.com/ytrend/ytrend/view"
 )
 
 func (c *cli) fetchCmd() *cobra.Command {
@@ -74,7 +75,7 @@ budget refused (try again after the retry-after it prints); 1 errors.`,
 				}
 			}
 			if asJSON {
-				if err := writeJSON(c.stdout, reportsJSON(reports)); err != nil {
+				if err := writeJSON(c.stdout, view.FetchReports(reports, time.Now())); err != nil {
 					return err
 				}
 			} else {
@@ -162,51 +163,6 @@ func detail(r ingest.Report) string {
 		}
 		return ""
 	}
-}
-
-type reportJSON struct {
-	Region            string  `json:"region"`
-	RunID             int64   `json:"run_id"`
-	Status            string  `json:"status"`
-	Pages             int     `json:"pages"`
-	Videos            int     `json:"videos"`
-	New               int     `json:"new"`
-	Updated           int     `json:"updated"`
-	Unchanged         int     `json:"unchanged"`
-	Units             int64   `json:"units"`
-	RefusedBy         string  `json:"refused_by,omitempty"`
-	RetryAt           string  `json:"retry_at,omitempty"`
-	RetryAfterSeconds float64 `json:"retry_after_seconds,omitempty"`
-	Error             string  `json:"error,omitempty"`
-	DurationSeconds   float64 `json:"duration_seconds"`
-	// Categories counts the category names stored (0: the archive had
-	// today's); CategoriesError says why asking for them failed (the chart
-	// was fetched all the same).
-	Categories      int    `json:"categories"`
-	CategoriesError string `json:"categories_error,omitempty"`
-}
-
-func reportsJSON(reports []ingest.Report) []reportJSON {
-	out := make([]reportJSON, 0, len(reports))
-	for _, r := range reports {
-		j := reportJSON{
-			Region: r.Region.String(), RunID: r.RunID, Status: string(r.Status), Pages: r.Pages, Videos: r.Videos,
-			New: r.New, Updated: r.Updated, Unchanged: r.Unchanged, Units: r.Units, RefusedBy: r.RefusedBy,
-			DurationSeconds: r.Duration().Seconds(), Categories: r.Categories,
-		}
-		if r.CategoriesErr != nil {
-			j.CategoriesError = r.CategoriesErr.Error()
-		}
-		if !r.RetryAt.IsZero() {
-			j.RetryAt = r.RetryAt.Format(time.RFC3339)
-			j.RetryAfterSeconds = max(0, time.Until(r.RetryAt).Seconds())
-		}
-		if r.Err != nil && r.Status != ingest.StatusOK {
-			j.Error = r.Err.Error()
-		}
-		out = append(out, j)
-	}
-	return out
 }
 
 // exitFor maps run outcomes to the exit status: errors beat quota stops.

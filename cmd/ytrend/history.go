@@ -11,6 +11,7 @@ import (
 
 	"github.com/ytrend/ytrend/internal/humanfmt"
 	"github.com/ytrend/ytrend/store"
+	"github.com/ytrend/ytrend/view"
 )
 
 func (c *cli) historyCmd() *cobra.Command {
@@ -44,7 +45,7 @@ when hidden).`,
 				return err
 			}
 			if asJSON {
-				return writeJSON(c.stdout, h)
+				return writeJSON(c.stdout, view.HistoryOf(h))
 			}
 			printHistory(c.stdout, h)
 			return nil

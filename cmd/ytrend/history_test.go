@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/ytrend/ytrend/ingest/sim"
-	"github.com/ytrend/ytrend/store"
+	"github.com/ytrend/ytrend/view"
 )
 
 // Small files in the public datasets' own syntax (see the dataset package's
@@ -32,20 +32,20 @@ const gbTrending = "\uFEFFvideo_id,title,publishedAt,channelId,channelTitle,cate
 	`"uet14uf9NsE","OUR FIRST FAMILY INTRO!!","2020-08-12T00:17:41Z","UCDSJCBYqL7VQrlXfhr1RtwA","Les Do Makeup","26","2020-08-12T00:00:00Z","[None]","470446","0","0","0","https://i.ytimg.com/vi/uet14uf9NsE/default.jpg","True","True",""` + "\r\n"
 
 type importJSON struct {
-	File          string         `json:"file"`
-	Format        string         `json:"format"`
-	Region        string         `json:"region"`
-	Rows          int            `json:"rows"`
-	ImportedRows  int            `json:"imported_rows"`
-	Charts        int            `json:"charts"`
-	Imported      int            `json:"imported_charts"`
-	AlreadyThere  int            `json:"already_imported_charts"`
-	NewVideos     int            `json:"new_videos"`
-	Skipped       int            `json:"skipped_rows"`
-	SkippedBy     map[string]int `json:"skipped_by_kind"`
-	Skips         []skipJSON     `json:"skips"`
-	CutOff        bool           `json:"cut_off"`
-	RowsPerSecond float64        `json:"rows_per_second"`
+	File          string            `json:"file"`
+	Format        string            `json:"format"`
+	Region        string            `json:"region"`
+	Rows          int               `json:"rows"`
+	ImportedRows  int               `json:"imported_rows"`
+	Charts        int               `json:"charts"`
+	Imported      int               `json:"imported_charts"`
+	AlreadyThere  int               `json:"already_imported_charts"`
+	NewVideos     int               `json:"new_videos"`
+	Skipped       int               `json:"skipped_rows"`
+	SkippedBy     map[string]int    `json:"skipped_by_kind"`
+	Skips         []view.ImportSkip `json:"skips"`
+	CutOff        bool              `json:"cut_off"`
+	RowsPerSecond float64           `json:"rows_per_second"`
 }
 
 func (w *world) write(name, content string) string {
@@ -86,7 +86,7 @@ func TestImportChartHistoryExport(t *testing.T) {
 		us.NewVideos != 4 || us.Skipped != 3 || !us.CutOff || us.SkippedBy["malformed"] != 1 || us.SkippedBy["duplicate"] != 1 || us.SkippedBy["cut off"] != 1 {
 		t.Errorf("US report: %+v", us)
 	}
-	wantSkips := []skipJSON{
+	wantSkips := []view.ImportSkip{
 		{Line: 4, Field: "video_id", Kind: "malformed", Reason: `"#NAME?" is not a video id (a spreadsheet program replaced an id that began with '-')`},
 		{Line: 9, Field: "video_id", Kind: "duplicate", Reason: "puqaWrEC7tY is on line 7 for 2017-11-15 too"},
 		{Line: 10, Kind: "cut off", Reason: "the file ends in the middle of this record"},
@@ -99,7 +99,7 @@ func TestImportChartHistoryExport(t *testing.T) {
 	}
 
 	// A past day: that day's rows in file order.
-	day := decode[[]store.ChartEntry](t, w.mustRun("chart", "US", "--at", "2017-11-14", "--json").stdout)
+	day := decode[[]view.ChartEntry](t, w.mustRun("chart", "US", "--at", "2017-11-14", "--json").stdout)
 	var got []string
 	for _, e := range day {
 		got = append(got, e.VideoID)
@@ -111,7 +111,7 @@ func TestImportChartHistoryExport(t *testing.T) {
 	}
 	// Between the two days, the first still stands; a day later, the
 	// second, with its movement.
-	if mid := decode[[]store.ChartEntry](t, w.mustRun("chart", "US", "--at", "2017-11-14T12:00:00Z", "--json").stdout); len(mid) != 3 {
+	if mid := decode[[]view.ChartEntry](t, w.mustRun("chart", "US", "--at", "2017-11-14T12:00:00Z", "--json").stdout); len(mid) != 3 {
 		t.Errorf("chart between the days: %+v", mid)
 	}
 	text := w.mustRun("chart", "US", "--at", "2017-11-15").stdout
@@ -126,7 +126,7 @@ func TestImportChartHistoryExport(t *testing.T) {
 	}
 
 	// A video on two days has a two-day history.
-	h := decode[store.History](t, w.mustRun("history", "1ZAPwfrtAFY", "--json").stdout)
+	h := decode[view.History](t, w.mustRun("history", "1ZAPwfrtAFY", "--json").stdout)
 	if len(h.Regions) != 1 || h.Regions[0].Region != "US" || h.Regions[0].Days != 2 || len(h.Regions[0].Points) != 2 ||
 		h.Regions[0].BestRank != 1 || h.Regions[0].Points[0].Rank != 2 || *h.Regions[0].Points[1].Views != 3191400 {
 		t.Errorf("history: %+v", h)

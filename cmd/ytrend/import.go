@@ -15,6 +15,7 @@ import (
 	"github.com/ytrend/ytrend/dataset"
 	"github.com/ytrend/ytrend/regions"
 	"github.com/ytrend/ytrend/store"
+	"github.com/ytrend/ytrend/view"
 )
 
 func (c *cli) importCmd() *cobra.Command {
@@ -89,7 +90,7 @@ when stderr is a terminal; a summary per file always does.`,
 			stop := newStop(cmd.Context(), tellUser(c.stderr, "storing the charts already read"))
 			defer stop.close()
 
-			var reports []importReport
+			var reports []view.ImportReport
 			var failure error
 			for _, f := range files {
 				rep, err := f.run(stop, a.db, c.stderr)
@@ -150,48 +151,19 @@ func openImport(path string, region regions.Code) (*importFile, error) {
 
 func (f *importFile) close() { f.f.Close() }
 
-// importReport is what `ytrend import --json` prints per file.
-type importReport struct {
-	File          string         `json:"file"`
-	Format        string         `json:"format"`
-	Region        string         `json:"region,omitempty"` // of a public dataset; an export's rows name theirs
-	Rows          int            `json:"rows"`             // data records read
-	ImportedRows  int            `json:"imported_rows"`    // positions stored
-	Charts        int            `json:"charts"`           // days (public) or runs (export) read
-	Imported      int            `json:"imported_charts"`
-	AlreadyThere  int            `json:"already_imported_charts"` // the archive had them: left as they were
-	NewVideos     int            `json:"new_videos"`
-	UpdatedVideos int            `json:"updated_videos"` // whose text changed
-	Skipped       int            `json:"skipped_rows"`
-	SkippedBy     map[string]int `json:"skipped_by_kind"`
-	Skips         []skipJSON     `json:"skips"` // the first 1000
-	CutOff        bool           `json:"cut_off"`
-	Seconds       float64        `json:"seconds"`
-	RowsPerSecond float64        `json:"rows_per_second"`
-	Stopped       bool           `json:"stopped,omitempty"`
-	Error         string         `json:"error,omitempty"`
-}
-
-type skipJSON struct {
-	Line   int    `json:"line"`
-	Field  string `json:"field,omitempty"`
-	Kind   string `json:"kind"`
-	Reason string `json:"reason"`
-}
-
 // run imports the file in batches of about store.ImportBatchRows rows, one
 // transaction each, until its end, a stop, or an error.
-func (f *importFile) run(stop *stop, db *store.DB, stderr io.Writer) (rep importReport, err error) {
-	rep = importReport{File: f.path, Format: string(f.r.Format())}
+func (f *importFile) run(stop *stop, db *store.DB, stderr io.Writer) (rep view.ImportReport, err error) {
+	rep = view.ImportReport{File: f.path, Format: string(f.r.Format())}
 	start := time.Now()
 	p := newProgress(stderr, f.path+": imported", "rows", 0)
 	defer func() {
 		p.done()
 		dr := f.r.Report()
 		rep.Rows, rep.Charts, rep.Skipped, rep.SkippedBy, rep.CutOff = dr.Rows, dr.Charts, dr.Skipped, dr.ByKind, dr.CutOff
-		rep.Skips = []skipJSON{}
+		rep.Skips = []view.ImportSkip{}
 		for _, s := range dr.Skips {
-			rep.Skips = append(rep.Skips, skipJSON{Line: s.Line, Field: s.Field, Kind: s.Kind, Reason: s.Reason})
+			rep.Skips = append(rep.Skips, view.ImportSkip{Line: s.Line, Field: s.Field, Kind: s.Kind, Reason: s.Reason})
 		}
 		rep.Seconds = time.Since(start).Seconds()
 		rep.RowsPerSecond = float64(rep.Rows) / max(rep.Seconds, 1e-6)
@@ -262,7 +234,7 @@ func (f *importFile) run(stop *stop, db *store.DB, stderr io.Writer) (rep import
 	}
 }
 
-func printImport(w io.Writer, r importReport) {
+func printImport(w io.Writer, r view.ImportReport) {
 	what := "days"
 	if r.Format == string(dataset.FormatYtrend) {
 		what = "runs"

@@ -20,6 +20,7 @@ import (
 	"github.com/ytrend/ytrend/internal/redisclient"
 	"github.com/ytrend/ytrend/quota"
 	"github.com/ytrend/ytrend/store"
+	"github.com/ytrend/ytrend/view"
 )
 
 // The command tests run the real binary, built once, against the simulated
@@ -213,7 +214,7 @@ func TestFetchAllDefaultRegions(t *testing.T) {
 	if strings.Contains(r.stderr, `"api request"`) {
 		t.Error("the Google SDK's own request log reached stderr")
 	}
-	reports := decode[[]reportJSON](t, r.stdout)
+	reports := decode[[]view.FetchReport](t, r.stdout)
 	if len(reports) != 8 {
 		t.Fatalf("%d reports", len(reports))
 	}
@@ -312,7 +313,7 @@ limits:
 	if r.code != 75 {
 		t.Fatalf("exit %d, want 75\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	rep := decode[[]reportJSON](t, r.stdout)[0]
+	rep := decode[[]view.FetchReport](t, r.stdout)[0]
 	if rep.Status != "stopped_quota" || rep.Pages != 2 || rep.Videos != 100 || rep.RefusedBy != "daily" ||
 		rep.RetryAfterSeconds < 86300 || rep.RetryAfterSeconds > 86400 {
 		t.Errorf("%+v", rep)
@@ -402,17 +403,17 @@ func TestQuotaReserveByHand(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, sim.Config{})
 	r := w.mustRun("quota", "reserve", "--call", "videos.list", "--json", "--id", "script-1")
-	res := decode[reserveResultJSON](t, r.stdout)
+	res := decode[view.Reservation](t, r.stdout)
 	if !res.Granted || res.Remaining != 9499 || res.RefusedBy != "" || res.RetryAfterSeconds != 0 || res.ID != "script-1" || res.Cost != 1 {
 		t.Errorf("%+v", res)
 	}
 	// The same ID again is the same reservation: charged once.
-	res = decode[reserveResultJSON](t, w.mustRun("quota", "reserve", "--call", "videos.list", "--json", "--id", "script-1").stdout)
+	res = decode[view.Reservation](t, w.mustRun("quota", "reserve", "--call", "videos.list", "--json", "--id", "script-1").stdout)
 	if !res.Granted || !res.Duplicate || res.Remaining != 9499 {
 		t.Errorf("repeat: %+v", res)
 	}
 	// --cost charges every limit: the search limit is then down to 50.
-	res = decode[reserveResultJSON](t, w.mustRun("quota", "reserve", "--cost", "950", "--json").stdout)
+	res = decode[view.Reservation](t, w.mustRun("quota", "reserve", "--cost", "950", "--json").stdout)
 	if !res.Granted || res.Remaining != 50 || res.Call != "manual" {
 		t.Errorf("--cost 950: %+v", res)
 	}
@@ -420,7 +421,7 @@ func TestQuotaReserveByHand(t *testing.T) {
 	if r.code != 75 {
 		t.Fatalf("exit %d, want 75: %s", r.code, r.stderr)
 	}
-	res = decode[reserveResultJSON](t, r.stdout)
+	res = decode[view.Reservation](t, r.stdout)
 	if res.Granted || res.RefusedBy != "search" || res.RetryAfterSeconds < 3500 || res.RetryAfterSeconds > 3600 || res.Remaining != 50 {
 		t.Errorf("refusal: %+v", res)
 	}
@@ -618,7 +619,7 @@ regions:
 	if r.code != 75 {
 		t.Fatalf("exit %d, want 75\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	rep := decode[[]reportJSON](t, r.stdout)[0]
+	rep := decode[[]view.FetchReport](t, r.stdout)[0]
 	if rep.Status != "stopped_quota" || rep.RefusedBy != "upstream" || !strings.Contains(rep.Error, sim.SearchQuotaLimit) {
 		t.Errorf("%+v", rep)
 	}

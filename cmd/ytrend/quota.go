@@ -139,7 +139,7 @@ the retry-after on stderr; 1 errors (unknown call, impossible cost, backend).`,
 				return err
 			}
 			if asJSON {
-				if jerr := writeJSON(c.stdout, reserveJSON(res)); jerr != nil {
+				if jerr := writeJSON(c.stdout, view.ReservationOf(res)); jerr != nil {
 					return jerr
 				}
 			} else if res.Granted {
@@ -158,31 +158,6 @@ the retry-after on stderr; 1 errors (unknown call, impossible cost, backend).`,
 	cmd.Flags().StringVar(&id, "id", "", "reservation ID; repeating a reserve with the same ID charges once")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
-}
-
-type reserveResultJSON struct {
-	Granted           bool         `json:"granted"`
-	ID                string       `json:"id"`
-	Call              string       `json:"call"`
-	Cost              int64        `json:"cost"`
-	RetryAfterSeconds float64      `json:"retry_after_seconds"`
-	RefusedBy         string       `json:"refused_by"`
-	Remaining         int64        `json:"remaining"`
-	Duplicate         bool         `json:"duplicate"`
-	FailOpen          bool         `json:"fail_open"`
-	Limits            []view.Limit `json:"limits"`
-}
-
-func reserveJSON(res quota.Result) reserveResultJSON {
-	out := reserveResultJSON{
-		Granted: res.Granted, ID: res.ID, Call: res.Call, Cost: res.Cost,
-		RetryAfterSeconds: res.RetryAfter.Seconds(), RefusedBy: res.RefusedBy, Remaining: res.Remaining(),
-		Duplicate: res.Duplicate, FailOpen: res.FailOpen, Limits: []view.Limit{},
-	}
-	for _, u := range res.Limits {
-		out.Limits = append(out.Limits, view.Limit{Name: u.Name, Units: u.Units, WindowSeconds: u.Window.Seconds(), Used: u.Used, Remaining: u.Remaining})
-	}
-	return out
 }
 
 func (c *cli) quotaReleaseCmd() *cobra.Command {

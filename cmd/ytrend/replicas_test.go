@@ -20,6 +20,7 @@ import (
 	"github.com/ytrend/ytrend/internal/logbuf"
 	"github.com/ytrend/ytrend/internal/redistest"
 	"github.com/ytrend/ytrend/store"
+	"github.com/ytrend/ytrend/view"
 )
 
 // replica is one `ytrend run` process of TestReplicasOneLeader, reaching the
@@ -322,16 +323,16 @@ redis: {epoch_check: 100ms, rebuild_grace: 3s}
 	rdb.Del(context.Background(), keys...)
 
 	r := alice.run("quota", "reserve", "--cost", "200", "--json")
-	if res := decode[reserveResultJSON](t, r.stdout); r.code != 75 || res.RefusedBy != "rebuild" {
+	if res := decode[view.Reservation](t, r.stdout); r.code != 75 || res.RefusedBy != "rebuild" {
 		t.Fatalf("alice after the loss: exit %d %+v; want refused by the rebuild", r.code, res)
 	}
 	r = bob.run("quota", "reserve", "--cost", "1", "--json")
-	if res := decode[reserveResultJSON](t, r.stdout); r.code != 75 || res.RefusedBy != "rebuild" {
+	if res := decode[view.Reservation](t, r.stdout); r.code != 75 || res.RefusedBy != "rebuild" {
 		t.Fatalf("bob after the loss: exit %d %+v", r.code, res)
 	}
 	time.Sleep(3 * time.Second) // the grace; long enough that the two refusals above fall in it
 	r = alice.run("quota", "reserve", "--cost", "1", "--json")
-	if res := decode[reserveResultJSON](t, r.stdout); r.code != 75 || res.RefusedBy != "daily" {
+	if res := decode[view.Reservation](t, r.stdout); r.code != 75 || res.RefusedBy != "daily" {
 		t.Fatalf("after the grace: exit %d %+v; want refused by the restored day", r.code, res)
 	}
 	st := decode[quotaStatusJSON](t, alice.mustRun("quota", "status", "--json").stdout)
