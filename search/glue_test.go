@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/ytrend/ytrend/internal/archivetest"
 	"github.com/ytrend/ytrend/internal/synth"
 	"github.com/ytrend/ytrend/search"
 	"github.com/ytrend/ytrend/store"
@@ -55,7 +56,7 @@ func TestGluedWordsFound(t *testing.T) {
 			t.Errorf("%s (walk): %v, want %v", tc.text, walk, tc.want)
 		}
 	}
-	ftsIntegrity(t, db)
+	archivetest.Integrity(t, db)
 }
 
 // The snippet marks the word the index matched, not the emoji or the word

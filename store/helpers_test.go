@@ -3,11 +3,11 @@ package store_test
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/ytrend/ytrend/internal/archivetest"
 	"github.com/ytrend/ytrend/regions"
 	"github.com/ytrend/ytrend/store"
 )
@@ -17,13 +17,7 @@ var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 func openDB(tb testing.TB, opts ...store.Option) (*store.DB, string) {
 	tb.Helper()
-	path := filepath.Join(tb.TempDir(), "archive.db")
-	db, err := store.Open(context.Background(), path, opts...)
-	if err != nil {
-		tb.Fatalf("open %s: %v", path, err)
-	}
-	tb.Cleanup(func() { db.Close() })
-	return db, path
+	return archivetest.Open(tb, opts...)
 }
 
 func startRun(tb testing.TB, db *store.DB, region regions.Code, at time.Time) int64 {
@@ -48,12 +42,7 @@ func savePage(tb testing.TB, db *store.DB, p store.Page) store.PageResult {
 // and finishes the run.
 func saveChart(tb testing.TB, db *store.DB, region regions.Code, at time.Time, firstRank int, vs ...store.Video) store.PageResult {
 	tb.Helper()
-	run := startRun(tb, db, region, at)
-	res := savePage(tb, db, store.Page{RunID: run, Region: region, FetchedAt: at, Kind: store.PageChart, FirstRank: firstRank, Videos: vs})
-	if err := db.FinishRun(context.Background(), run, store.RunEnd{Status: store.StatusOK, At: at.Add(time.Minute)}); err != nil {
-		tb.Fatal(err)
-	}
-	return res
+	return archivetest.SaveChart(tb, db, region, at, firstRank, vs...)
 }
 
 func i64(n int64) *int64 { return &n }
@@ -62,14 +51,7 @@ func i64(n int64) *int64 { return &n }
 // and SQLite's check of the whole file.
 func ftsIntegrity(tb testing.TB, db *store.DB) {
 	tb.Helper()
-	ctx := context.Background()
-	if _, err := db.Writer().ExecContext(ctx, `INSERT INTO video_fts(video_fts, rank) VALUES ('integrity-check', 1)`); err != nil {
-		tb.Fatalf("fts integrity-check: %v", err)
-	}
-	var res string
-	if err := db.Writer().QueryRowContext(ctx, `PRAGMA integrity_check`).Scan(&res); err != nil || res != "ok" {
-		tb.Fatalf("integrity_check: %q %v", res, err)
-	}
+	archivetest.Integrity(tb, db)
 }
 
 func ids(hits []store.Hit) []string {

@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/ytrend/ytrend/internal/archivetest"
 	"github.com/ytrend/ytrend/regions"
 	"github.com/ytrend/ytrend/store"
 )
@@ -99,14 +100,7 @@ func openFixture(tb testing.TB) *store.DB {
 
 func find(tb testing.TB, db *store.DB, q store.Query) []store.Hit {
 	tb.Helper()
-	hits, err := db.Search(context.Background(), q)
-	if err != nil {
-		tb.Fatalf("Search(%+v): %v", q, err)
-	}
-	if hits == nil {
-		tb.Fatalf("Search(%+v): nil slice", q)
-	}
-	return hits
+	return archivetest.Search(tb, db, q)
 }
 
 // Exact orderings. The comments give the reasoning from the formula in
