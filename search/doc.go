@@ -28,7 +28,8 @@
 // emoji, and the gram column also holds the words of each such token
 // (дорого идеальные), so each is found, alone or as a phrase, and counts in
 // its own column. Archives indexed before either are upgraded in place by
-// store.DB.Regram (migrate and the daily maintenance). text.go mirrors the FTS5
+// [Regram] (regram.go; the store runs it at migrate and in the daily
+// maintenance). text.go mirrors the FTS5
 // tokenizer in Go (fold_table.go is generated from FTS5 itself), so the store
 // counts terms and builds snippets without asking SQLite.
 //

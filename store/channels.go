@@ -2,8 +2,9 @@ package store
 
 import (
 	"fmt"
-	"github.com/ytrend/ytrend/search"
 	"sync"
+
+	"github.com/ytrend/ytrend/search"
 )
 
 // channels returns the row ids of the page's channels, adding the new ones

@@ -34,7 +34,7 @@ func Degram(ctx context.Context, db *DB) error {
 		g := search.GramsOf(title, "", "", "")
 		g.Glued = ""
 		return g
-	}, upgradeGrams, upgradeGlued)
+	}, "grams_every_column", "glued_words")
 }
 
 // Unglue puts every video's index data back as binaries between
@@ -45,7 +45,7 @@ func Unglue(ctx context.Context, db *DB) error {
 		g := search.GramsOf(title, tags, channel, desc)
 		g.Glued = ""
 		return g
-	}, upgradeGlued)
+	}, "glued_words")
 }
 
 func reindexAsOld(ctx context.Context, db *DB, gramsOf func(title, tags, channel, desc string) search.Grams, pending ...string) error {
@@ -88,7 +88,7 @@ func reindexAsOld(ctx context.Context, db *DB, gramsOf func(title, tags, channel
 		ids = append(ids, o.id)
 		delta += o.delta
 	}
-	if _, err := tx.ExecContext(ctx, sqlFTSDelete, jsonIDs(ids)); err != nil {
+	if _, err := tx.ExecContext(ctx, search.IndexDeleteSQL, jsonIDs(ids)); err != nil {
 		return err
 	}
 	for _, o := range olds {
@@ -99,7 +99,7 @@ func reindexAsOld(ctx context.Context, db *DB, gramsOf func(title, tags, channel
 			return err
 		}
 	}
-	if _, err := tx.ExecContext(ctx, sqlFTSInsert, jsonIDs(ids)); err != nil {
+	if _, err := tx.ExecContext(ctx, search.IndexInsertSQL, jsonIDs(ids)); err != nil {
 		return err
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE archive_totals SET tokens = tokens + ? WHERE id = 1`, delta); err != nil {

@@ -52,3 +52,22 @@ func searchCategoryNames(ctx context.Context, tx *sql.Tx) (func(id string, in ..
 	}
 	return names.name, nil
 }
+
+// RegramStatus says how far the re-derivation of the index's gram column
+// (migrations 0007 and 0009) has come.
+type RegramStatus = search.RegramStatus
+
+// RegramProgress reads where Regram stands.
+func (db *DB) RegramProgress(ctx context.Context) (RegramStatus, error) {
+	return search.RegramProgress(ctx, db.reader)
+}
+
+// Regram re-derives the index's grams and term counts of the videos stored
+// before a pending upgrade, in short transactions from where it last
+// stopped, until every row is done or ctx ends; progress, if set, is told
+// after each step (search.Regram). Searches keep working throughout.
+func (db *DB) Regram(ctx context.Context, progress func(RegramStatus)) error {
+	n, err := search.Regram(ctx, db.writer, db.reader, progress)
+	db.ftsWrites.Add(n)
+	return err
+}

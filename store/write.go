@@ -5,12 +5,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"github.com/ytrend/ytrend/search"
 	"math"
 	"slices"
 	"sync/atomic"
 
 	"github.com/ytrend/ytrend/regions"
+	"github.com/ytrend/ytrend/search"
 )
 
 // SavePage stores one fetched page in one transaction: the videos (inserted,

@@ -2,11 +2,12 @@ package store
 
 import (
 	"database/sql"
-	"github.com/ytrend/ytrend/search"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/ytrend/ytrend/search"
 )
 
 // videoRow is a Video prepared for the database: normalized text, hashes

@@ -26,12 +26,6 @@ const (
 	// Both feed the index in ascending rowid (fkey) order: FTS5 flushes its
 	// pending terms to a new segment whenever a write's rowid is lower than
 	// the previous one, so descending order would write a segment per video.
-	sqlFTSDelete = `INSERT INTO video_fts (video_fts, rowid, title, tags, channel_title, description, title_grams, facets)
-		SELECT 'delete', fkey, title, tags, channel_title, description, title_grams, facets FROM videos
-		WHERE id IN (SELECT value FROM json_each(?)) ORDER BY fkey`
-	sqlFTSInsert = `INSERT INTO video_fts (rowid, title, tags, channel_title, description, title_grams, facets)
-		SELECT fkey, title, tags, channel_title, description, title_grams, facets FROM videos
-		WHERE id IN (SELECT value FROM json_each(?)) ORDER BY fkey`
 	sqlTotals = `UPDATE archive_totals SET videos = videos + ?, tokens = tokens + ?, snapshots = snapshots + ? WHERE id = 1`
 	// Progress only for a run still running: a finished (or interrupted) run
 	// takes no more pages. min_video is a lower bound of the page's video ids:

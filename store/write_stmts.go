@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+
+	"github.com/ytrend/ytrend/search"
 )
 
 // pageStatements are the statements of one SavePage.
@@ -30,8 +32,8 @@ func (db *DB) pageStatements(ctx context.Context, rows int) (*pageStatements, er
 	st.upsertChannel = get("upsertchannel", fixed(sqlUpsertChan))
 	st.updateVideo = get("updatevideo", fixed(sqlUpdateVideo))
 	st.addRegionFacet = get("addregionfacet", fixed(sqlAddRegionFacet))
-	st.ftsDelete = get("ftsdelete", fixed(sqlFTSDelete))
-	st.ftsInsert = get("ftsinsert", fixed(sqlFTSInsert))
+	st.ftsDelete = get("ftsdelete", fixed(search.IndexDeleteSQL))
+	st.ftsInsert = get("ftsinsert", fixed(search.IndexInsertSQL))
 	st.totals = get("totals", fixed(sqlTotals))
 	st.runProgress = get("runprogress", fixed(sqlRunProgress))
 	if rows > 0 {

@@ -4,10 +4,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"github.com/ytrend/ytrend/search"
 	"time"
 
 	"github.com/ytrend/ytrend/regions"
+	"github.com/ytrend/ytrend/search"
 )
 
 func (w writeTx) existing(rows []videoRow, region regions.Code) (map[string]existingVideo, error) {
