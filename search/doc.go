@@ -29,9 +29,9 @@
 // (дорого идеальные), so each is found, alone or as a phrase, and counts in
 // its own column. Archives indexed before either are upgraded in place by
 // [Regram] (regram.go; the store runs it at migrate and in the daily
-// maintenance). text.go mirrors the FTS5
-// tokenizer in Go (fold_table.go is generated from FTS5 itself), so the store
-// counts terms and builds snippets without asking SQLite.
+// maintenance). text.go mirrors the FTS5 tokenizer in Go (fold_table.go is
+// generated from FTS5 itself), so the engine counts terms and builds
+// snippets without asking SQLite.
 //
 // # Queries
 //
