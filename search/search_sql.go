@@ -3,7 +3,6 @@ package search
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"strings"
 )
 
@@ -133,25 +132,3 @@ func (e *Engine) statements(ctx context.Context, q Query, pq parsedQuery) (*sear
 	st.regions = get(sqlHitRegions)
 	return &st, err
 }
-
-// prepared returns the statement for query, prepared once. Call it before
-// beginning the read transaction that uses it: preparing takes a connection
-// from the pool.
-func (e *Engine) prepared(ctx context.Context, query string) (*sql.Stmt, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.stmts == nil {
-		return nil, errClosed
-	}
-	if st, ok := e.stmts[query]; ok {
-		return st, nil
-	}
-	st, err := e.reader.PrepareContext(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	e.stmts[query] = st
-	return st, nil
-}
-
-var errClosed = errors.New("store: database is closed")
