@@ -15,7 +15,10 @@
 -- ARGV[5]                 fence: "<token> <holder>" of the leader lease the caller acts for, '' for none
 -- ARGV[6]                 '1' when the id was chosen by the caller: a reuse with another cost is refused
 -- ARGV[7]                 seen: the highest seq the caller saw in the epoch of ARGV[2] (0 for none)
--- ARGV[4i+4 .. 4i+7]      units_i, window_us_i, ttl_ms_i (ignored: budget keys never expire), cost_i
+-- ARGV[8]                 '1' to check which server holds the books (INFO run_id, about 5 µs): on
+--                         the caller's first contact, and when this server did not have the
+--                         script cached (a restart, a failover); '0' otherwise
+-- ARGV[4i+5 .. 4i+8]      units_i, window_us_i, ttl_ms_i (ignored: budget keys never expire), cost_i
 --                         (cost 0: limit i does not count this call; it is only pruned and reported)
 -- Reply: {code, refused_by, retry_after_us, now_us, duplicate, epoch, grace_until_us, seq, lost,
 --         used_1, ..., used_n}
@@ -52,7 +55,7 @@ end
 
 local limits, used, stale = {}, {}, {}
 for i = 1, n do
-  local a = 4 * i + 4
+  local a = 4 * i + 5
   local l = limit(KEYS[2 * i + 4], KEYS[2 * i + 5], ARGV[a], ARGV[a + 1], ARGV[a + 2])
   l.cost = tonumber(ARGV[a + 3])
   l.member = id .. '|' .. ARGV[a + 3]
@@ -83,8 +86,12 @@ for i, l in ipairs(limits) do
   used[i], stale[i] = prune(l, state[i + 4], now)
 end
 
-local run = server_id()
-local epoch, grace_until, seq, replay, lost = epoch_check(KEYS[3], KEYS[4], state[3], ARGV[2], tonumber(ARGV[7]),
+local run = nil
+if ARGV[8] == '1' then
+  run = server_id()
+end
+local epoch, grace_until, seq, replay, lost
+epoch, grace_until, seq, replay, lost, run = epoch_check(KEYS[3], KEYS[4], state[3], ARGV[2], tonumber(ARGV[7]),
   ARGV[3], tonumber(ARGV[4]), now, limits, run)
 if lost then
   -- A total may have outlived its log: count what is really there.
