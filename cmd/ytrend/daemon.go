@@ -115,8 +115,7 @@ func (d *daemon) fire(ctx context.Context, job config.Job, stop <-chan struct{})
 			d.app.log.Debug("standing by: another replica leads; tick not fired", "region", job.Code.String())
 			return
 		}
-		fence := term.Fence()
-		j.Fence = &fence
+		j.Term = term
 	}
 	if rep := d.fetcher.Fetch(ctx, j); rep.Status == ingest.StatusFenced && term != nil {
 		term.StepDown("the budget refused this replica's fence")
