@@ -341,11 +341,13 @@ func (r *run) save(ctx context.Context, kind store.PageKind, page int, videos []
 // attempt starts once its term has ended.
 func (r *run) do(ctx context.Context, call string, send func(context.Context) error) error {
 	var opts []quota.ReserveOption
-	var termEnded <-chan struct{} // nil: never
 	if t := r.job.Term; t != nil {
 		opts = append(opts, quota.WithFence(t.Fence()), quota.WithLeading(t.Leading))
-		termEnded = t.Done()
 	}
+	// The term's end cuts short a reservation waiting for the backend and a
+	// retry's backoff, never a request already sent.
+	wait, stopWaiting := r.untilTermEnds(ctx)
+	defer stopWaiting()
 	for attempt := 0; ; attempt++ {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -353,9 +355,12 @@ func (r *run) do(ctx context.Context, call string, send func(context.Context) er
 		if err := r.fenced(); err != nil {
 			return err
 		}
-		res, err := r.f.budget.Reserve(ctx, call, opts...)
+		res, err := r.f.budget.Reserve(wait, call, opts...)
 		if err != nil {
 			var refused *quota.RefusedError
+			if ferr := r.fenced(); ferr != nil {
+				return ferr // the term ended while the budget was asked
+			}
 			if errors.Is(err, quota.ErrFenced) {
 				return fmt.Errorf("reserve %s: %w", call, err)
 			}
@@ -410,18 +415,34 @@ func (r *run) do(ctx context.Context, call string, send func(context.Context) er
 			r.log.Warn("transient API failure; retrying", "call", call, "reason", c.reason, "attempt", attempt+1, "delay", delay.Round(time.Millisecond))
 			t := time.NewTimer(delay)
 			select {
-			case <-ctx.Done():
+			case <-wait.Done():
 				t.Stop()
+				if err := r.fenced(); err != nil {
+					return err
+				}
 				return ctx.Err()
-			case <-termEnded:
-				t.Stop()
-				return r.fenced()
 			case <-t.C:
 			}
 		default:
 			return fmt.Errorf("%s rejected (%s): %w", call, c.reason, err)
 		}
 	}
+}
+
+// untilTermEnds returns ctx, cancelled as well when the run's term ends.
+func (r *run) untilTermEnds(ctx context.Context) (context.Context, context.CancelFunc) {
+	if r.job.Term == nil {
+		return ctx, func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-r.job.Term.Done():
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
 }
 
 // release gives back the units of a reservation whose request was never
