@@ -78,6 +78,7 @@ func TestFencedFetchFailsOpenOnlyWhileLeading(t *testing.T) {
 			cfg := quota.DefaultConfig()
 			cfg.Credential = redistest.Prefix(t)
 			cfg.Timeout = 3 * time.Second // the dead proxy refuses at once; a loaded machine needs the slack
+			cfg.RebuildGrace = time.Microsecond
 			log := slog.New(slog.NewTextHandler(e.logs, nil))
 			lim, err := quota.New(cfg, quota.NewRedis(client), quota.WithRecord(e.db.Writer()), quota.WithLogger(log))
 			if err != nil {
@@ -113,6 +114,88 @@ func TestFencedFetchFailsOpenOnlyWhileLeading(t *testing.T) {
 				t.Errorf("err %v, want ErrFenced", rep.Err)
 			}
 		})
+	}
+}
+
+// commandHook signals each Redis command once armed.
+type commandHook struct {
+	armed atomic.Bool
+	sent  chan struct{}
+}
+
+func (h *commandHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h *commandHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if h.armed.Load() {
+			select {
+			case h.sent <- struct{}{}:
+			default:
+			}
+		}
+		return next(ctx, cmd)
+	}
+}
+func (h *commandHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if h.armed.Load() {
+			select {
+			case h.sent <- struct{}{}:
+			default:
+			}
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// TestTermEndCutsReservationInFlight: Redis stops answering after page 1
+// and the term ends while page 2's reservation waits for it (a minute, by
+// redis.timeout). The run ends fenced at once, with page 1 stored.
+func TestTermEndCutsReservationInFlight(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Client(t)
+	e := newEnv(t, envOpts{noFetcher: true})
+	p := redistest.NewProxy(t, rdb.Options().Addr)
+	client := redis.NewClient(&redis.Options{Addr: p.Addr()})
+	t.Cleanup(func() { client.Close() })
+	hook := &commandHook{sent: make(chan struct{}, 1)}
+	client.AddHook(hook)
+	cfg := quota.DefaultConfig()
+	cfg.Credential = redistest.Prefix(t)
+	cfg.Timeout = time.Minute
+	cfg.RebuildGrace = time.Microsecond // a fresh credential's books start with a grace; not this test's subject
+	lim, err := quota.New(cfg, quota.NewRedis(client), quota.WithRecord(e.db.Writer()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fence, err := acquire(lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := ingest.New(context.Background(), lim, e.db, ingest.Options{Endpoint: e.srv.URL, APIKey: secret.New(testKey)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm := newTerm(fence, true)
+	go func() {
+		<-hook.sent // page 2's reservation is on its way to the stalled Redis
+		tm.end()
+	}()
+	job := scheduled("US", 4, tm)
+	job.Progress = func(pr ingest.Progress) {
+		if pr.Page == 1 {
+			p.Set(redistest.Stalled)
+			hook.armed.Store(true)
+		}
+	}
+	// A guard, not a timing: a reservation left to wait would end interrupted.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rep := f.Fetch(ctx, job)
+	if rep.Status != store.StatusFenced || rep.Pages != 1 || rep.Units != 1 {
+		t.Fatalf("%+v (err %v); want fenced after 1 stored page, 1 unit", rep, rep.Err)
+	}
+	if got := e.sim.TotalRequests(); got != 1 {
+		t.Errorf("%d requests sent, want 1", got)
 	}
 }
 
