@@ -49,8 +49,8 @@ func (r *run) categories(ctx context.Context) error {
 	if !last.IsZero() && r.f.opt.NextReset(last).Equal(r.f.opt.NextReset(now)) {
 		return nil // asked already this quota day
 	}
-	if r.stopping() {
-		return errStopped
+	if err := r.halt(); err != nil {
+		return err
 	}
 	var resp *youtube.VideoCategoryListResponse
 	err = r.do(ctx, "videoCategories.list", func(ctx context.Context) error {

@@ -140,12 +140,30 @@ type run struct {
 	rank      int // rank of the next chart video
 }
 
-func (r *run) stopping() bool {
+// halt says why the run must not send another request, if it must not: a
+// shutdown began, or the leader's term it acts for ended.
+func (r *run) halt() error {
+	if err := r.fenced(); err != nil {
+		return err
+	}
 	select {
 	case <-r.job.Stop:
-		return true
+		return errStopped
 	default:
-		return false
+		return nil
+	}
+}
+
+// fenced is the run's end when the leader's term it acts for ended.
+func (r *run) fenced() error {
+	if r.job.Term == nil {
+		return nil
+	}
+	select {
+	case <-r.job.Term.Done():
+		return fmt.Errorf("%w: %w", quota.ErrFenced, r.job.Term.Err())
+	default:
+		return nil
 	}
 }
 
@@ -153,8 +171,8 @@ func (r *run) chart(ctx context.Context) error {
 	token := ""
 	r.rank = 1
 	for page := 1; page <= r.job.Pages; page++ {
-		if r.stopping() {
-			return errStopped
+		if err := r.halt(); err != nil {
+			return err
 		}
 		var resp *youtube.VideoListResponse
 		var body []byte
@@ -196,8 +214,8 @@ func (r *run) searches(ctx context.Context) error {
 		token := ""
 		pages := max(s.Pages, 1)
 		for page := 1; page <= pages; page++ {
-			if r.stopping() {
-				return errStopped
+			if err := r.halt(); err != nil {
+				return err
 			}
 			var sr *youtube.SearchListResponse
 			err := r.do(ctx, "search.list", func(ctx context.Context) error {
@@ -319,19 +337,30 @@ func (r *run) save(ctx context.Context, kind store.PageKind, page int, videos []
 
 // do reserves call's units, sends the request, and retries transient
 // failures with jittered exponential backoff, reserving again for every
-// attempt (Google charges failed requests too).
+// attempt (Google charges failed requests too). For a leader's run, no
+// attempt starts once its term has ended.
 func (r *run) do(ctx context.Context, call string, send func(context.Context) error) error {
+	var opts []quota.ReserveOption
+	if t := r.job.Term; t != nil {
+		opts = append(opts, quota.WithFence(t.Fence()), quota.WithLeading(t.Leading))
+	}
+	// The term's end cuts short a reservation waiting for the backend and a
+	// retry's backoff, never a request already sent.
+	wait, stopWaiting := r.untilTermEnds(ctx)
+	defer stopWaiting()
 	for attempt := 0; ; attempt++ {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		var opts []quota.ReserveOption
-		if r.job.Fence != nil {
-			opts = append(opts, quota.WithFence(*r.job.Fence))
+		if err := r.fenced(); err != nil {
+			return err
 		}
-		res, err := r.f.budget.Reserve(ctx, call, opts...)
+		res, err := r.f.budget.Reserve(wait, call, opts...)
 		if err != nil {
 			var refused *quota.RefusedError
+			if ferr := r.fenced(); ferr != nil {
+				return ferr // the term ended while the budget was asked
+			}
 			if errors.Is(err, quota.ErrFenced) {
 				return fmt.Errorf("reserve %s: %w", call, err)
 			}
@@ -346,6 +375,11 @@ func (r *run) do(ctx context.Context, call string, send func(context.Context) er
 		r.remaining = res.Remaining()
 		if res.FailOpen {
 			r.log.Warn("quota backend unreachable; call allowed by failure policy and journaled", "call", call, "reservation", res.ID)
+		}
+		if err := r.fenced(); err != nil {
+			// The term ended while the budget granted: nothing was sent.
+			r.release(ctx, res)
+			return err
 		}
 
 		var w wire
@@ -363,9 +397,7 @@ func (r *run) do(ctx context.Context, call string, send func(context.Context) er
 			// No attempt got a connection, so the request never left this
 			// host: Google charged nothing, so neither does the ledger. The
 			// error is no guide here (see wire).
-			if rerr := r.f.budget.Release(ctx, res.ID); rerr == nil {
-				r.rep.Units -= res.Cost
-			}
+			r.release(ctx, res)
 		}
 		c := classify(err, call)
 		switch c.kind {
@@ -383,14 +415,45 @@ func (r *run) do(ctx context.Context, call string, send func(context.Context) er
 			r.log.Warn("transient API failure; retrying", "call", call, "reason", c.reason, "attempt", attempt+1, "delay", delay.Round(time.Millisecond))
 			t := time.NewTimer(delay)
 			select {
-			case <-ctx.Done():
+			case <-wait.Done():
 				t.Stop()
+				if err := r.fenced(); err != nil {
+					return err
+				}
 				return ctx.Err()
 			case <-t.C:
 			}
 		default:
 			return fmt.Errorf("%s rejected (%s): %w", call, c.reason, err)
 		}
+	}
+}
+
+// untilTermEnds returns ctx, cancelled as well when the run's term ends.
+func (r *run) untilTermEnds(ctx context.Context) (context.Context, context.CancelFunc) {
+	if r.job.Term == nil {
+		return ctx, func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-r.job.Term.Done():
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
+}
+
+// release gives back the units of a reservation whose request was never
+// sent.
+func (r *run) release(ctx context.Context, res quota.Result) {
+	if err := r.f.budget.Release(ctx, res.ID); err != nil {
+		r.log.Warn("could not release the units of a request never sent", "reservation", res.ID, "err", err)
+		return
+	}
+	if !res.Duplicate {
+		r.rep.Units -= res.Cost
 	}
 }
 

@@ -21,10 +21,20 @@ type Job struct {
 	Stop <-chan struct{}
 	// Progress, if set, is called after every stored page.
 	Progress func(Progress)
-	// Fence, when set, is the leader lease this run acts for (ytrend run
-	// with replicas): every reservation carries it, and once the budget
-	// refuses it the run ends as fenced before sending anything more.
-	Fence *quota.Fence
+	// Term, when set, is the leader's term this run acts for (ytrend run
+	// with replicas): every reservation carries its fence and fails open
+	// only while the term still leads by this process's clock. Once the term
+	// ends, or the budget refuses the fence, the run stores the page in hand,
+	// sends nothing more, and ends as fenced.
+	Term Term
+}
+
+// Term is the leader's term a scheduled run acts for (a *leader.Term).
+type Term interface {
+	Fence() quota.Fence
+	Leading() bool         // leads right now, by this process's own clock
+	Done() <-chan struct{} // closed when the term ends
+	Err() error            // why it ended
 }
 
 // A run's trigger, page kinds and end states are the archive's own words

@@ -10,15 +10,41 @@
 // makes carries the lease's fencing token, and the budget itself refuses a
 // stale one (quota.WithFence): a deposed leader can spend nothing. When that
 // happens the run ends as fenced and the replica steps down at once.
+//
+// Work done for the leader belongs to a Term: one stretch of leading under
+// one fence. A term ends the moment the replica is no longer sure it leads:
+// the backend says the lease was taken over, the budget refuses the fence
+// (StepDown), the replica shuts down, or, without waiting for any answer,
+// the lease runs out by the replica's own clock. A timer at the lease's end
+// does that last one, because in a partition the renewal is stuck and the
+// budget cannot refuse anything: only the term's end stops the runs.
 package leader
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/ytrend/ytrend/quota"
+)
+
+// Why a term ended (Term.Err).
+var (
+	// ErrExpired: the lease ran out by this replica's clock before a
+	// renewal was confirmed (the backend did not answer in time, or the
+	// process was paused). Another replica may lead by now.
+	ErrExpired = errors.New("leader: the lease ran out by this replica's clock")
+	// ErrTakenOver: the backend answered that the lease is no longer this
+	// replica's.
+	ErrTakenOver = errors.New("leader: the lease was taken over")
+	// ErrSteppedDown: the holder gave the term up (Term.StepDown), because
+	// the budget refused its fence.
+	ErrSteppedDown = errors.New("leader: stepped down")
+	// ErrResigned: the replica shut down and released the lease.
+	ErrResigned = errors.New("leader: the lease was released at shutdown")
 )
 
 // leaser is the part of *quota.Limiter that keeps the lease.
@@ -41,12 +67,25 @@ type Elector struct {
 	log    *slog.Logger
 	change func(leading bool)
 	now    func() time.Time // monotonic readings only
+	// afterFunc calls f once d has passed on the clock now reads.
+	afterFunc func(d time.Duration, f func()) (stop func() bool)
 
-	mu      sync.Mutex
-	fence   quota.Fence
-	leading bool
-	until   time.Time // local (monotonic) end of the lease last renewed
-	wake    chan struct{}
+	mu   sync.Mutex
+	term *Term // the last term begun, until the elector's goroutine sees it ended
+	wake chan struct{}
+}
+
+// Term is one stretch of this replica's leading under one fence, from
+// acquiring the lease to losing it. It is safe for concurrent use.
+type Term struct {
+	e     *Elector
+	fence quota.Fence
+	ctx   context.Context // ended, with the reason as its cause, when the term ends
+	end   context.CancelCauseFunc
+
+	// guarded by e.mu
+	until time.Time   // local (monotonic) end of the lease last renewed
+	timer func() bool // stops the timer that ends the term at until
 }
 
 // Option changes an Elector.
@@ -67,7 +106,8 @@ func New(l leaser, holder string, ttl time.Duration, opts ...Option) *Elector {
 		ttl = DefaultTTL
 	}
 	e := &Elector{lease: l, holder: holder, ttl: ttl, every: ttl / 3, log: slog.New(slog.DiscardHandler),
-		change: func(bool) {}, now: time.Now, wake: make(chan struct{}, 1)}
+		change: func(bool) {}, now: time.Now, wake: make(chan struct{}, 1),
+		afterFunc: func(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }}
 	for _, opt := range opts {
 		opt(e)
 	}
@@ -75,40 +115,49 @@ func New(l leaser, holder string, ttl time.Duration, opts ...Option) *Elector {
 	return e
 }
 
-// Fence returns the lease to reserve with, and whether this replica leads
-// right now: it holds the lease, and by its own clock the lease has not
-// run out since it was last renewed.
-func (e *Elector) Fence() (quota.Fence, bool) {
+// Term returns the term this replica leads in right now, if any.
+func (e *Elector) Term() (*Term, bool) {
 	e.mu.Lock()
-	defer e.mu.Unlock()
-	if !e.leading || !e.now().Before(e.until) {
-		return quota.Fence{}, false
+	t := e.term
+	e.mu.Unlock()
+	if t == nil || !t.Leading() {
+		return nil, false
 	}
-	return e.fence, true
+	return t, true
 }
 
-// Leading reports whether Fence would succeed.
+// Leading reports whether this replica leads right now.
 func (e *Elector) Leading() bool {
-	_, ok := e.Fence()
+	_, ok := e.Term()
 	return ok
 }
 
-// StepDown stops leading at once, because the budget refused this
-// replica's fence (another replica leads now). The loop then competes for
-// the lease again like any standby.
-func (e *Elector) StepDown(why string) {
-	e.mu.Lock()
-	was := e.leading
-	e.leading = false
-	e.mu.Unlock()
-	if was {
-		e.log.Warn("leader: stepping down", "why", why)
-		e.change(false)
-	}
-	select {
-	case e.wake <- struct{}{}:
-	default:
-	}
+// Fence is the lease to reserve with during the term.
+func (t *Term) Fence() quota.Fence { return t.fence }
+
+// Done is closed when the term ends.
+func (t *Term) Done() <-chan struct{} { return t.ctx.Done() }
+
+// Err is nil while the term lasts, then why it ended: ErrExpired,
+// ErrTakenOver, ErrSteppedDown or ErrResigned (possibly wrapped).
+func (t *Term) Err() error { return context.Cause(t.ctx) }
+
+// Leading reports whether the term lasts and, by this replica's clock, the
+// lease has not run out since it was last renewed. It is exact even in the
+// instant before the timer ends the term, so it is what a fail-open
+// reservation asks (quota.WithLeading).
+func (t *Term) Leading() bool {
+	t.e.mu.Lock()
+	defer t.e.mu.Unlock()
+	return t.ctx.Err() == nil && t.e.now().Before(t.until)
+}
+
+// StepDown ends the term at once, because the budget refused its fence
+// (another replica leads now). A later term is not affected. The elector
+// then competes for the lease again like any standby.
+func (t *Term) StepDown(why string) {
+	t.end(fmt.Errorf("%w: %s", ErrSteppedDown, why))
+	t.e.poke()
 }
 
 // Run keeps the lease until ctx ends, then releases it if held, so that a
@@ -129,32 +178,21 @@ func (e *Elector) Run(ctx context.Context) {
 	}
 }
 
-// tick renews the lease held, or tries to acquire it.
+// tick renews the term's lease, or tries to acquire the lease.
 func (e *Elector) tick(ctx context.Context) {
-	start := e.now()
 	e.mu.Lock()
-	leading, fence := e.leading, e.fence
+	t := e.term
 	e.mu.Unlock()
-
-	if leading {
-		ok, err := e.lease.RenewLease(ctx, fence, e.ttl)
-		switch {
-		case err != nil:
-			// Not renewed, not lost either: keep leading while the lease
-			// certainly lasts, and try again at the next tick.
-			e.log.Warn("leader: lease not renewed", "err", err)
-			if !e.Leading() {
-				e.lose("the lease ran out while the backend did not answer")
-			}
-		case ok:
-			e.mu.Lock()
-			e.until = start.Add(e.ttl)
-			e.mu.Unlock()
-		default:
-			e.lose("the lease was taken over")
+	if t != nil {
+		if t.ctx.Err() == nil {
+			e.renew(ctx, t)
 		}
-		return
+		if t.ctx.Err() == nil {
+			return
+		}
+		e.ended(t)
 	}
+	start := e.now()
 	l, err := e.lease.AcquireLease(ctx, e.holder, e.ttl)
 	if err != nil {
 		e.log.Debug("leader: lease not acquired", "err", err)
@@ -164,38 +202,96 @@ func (e *Elector) tick(ctx context.Context) {
 		e.log.Debug("leader: standing by", "leader_token", l.Fence.Token, "lease_left", l.TTL)
 		return
 	}
+	t = &Term{e: e, fence: l.Fence}
+	t.ctx, t.end = context.WithCancelCause(context.Background())
 	e.mu.Lock()
-	e.fence, e.leading, e.until = l.Fence, true, start.Add(e.ttl)
+	e.term = t
+	e.extend(t, start.Add(e.ttl))
 	e.mu.Unlock()
 	e.log.Info("leader: leading", "token", l.Fence.Token, "ttl", e.ttl)
 	e.change(true)
 }
 
-func (e *Elector) lose(why string) {
+func (e *Elector) renew(ctx context.Context, t *Term) {
+	start := e.now()
+	ok, err := e.lease.RenewLease(ctx, t.fence, e.ttl)
+	switch {
+	case err != nil:
+		// Not renewed, not lost either: the term lasts while the lease
+		// certainly does (its timer ends it), and the next tick tries again.
+		e.log.Warn("leader: lease not renewed", "err", err)
+	case ok:
+		e.mu.Lock()
+		e.extend(t, start.Add(e.ttl))
+		e.mu.Unlock()
+	default:
+		t.end(ErrTakenOver)
+	}
+}
+
+// extend moves t's end to until, and its timer there: the term ends when
+// the lease runs out by this clock, whatever the backend is doing. A
+// renewal answered after the term ended does not revive it. e.mu is held.
+func (e *Elector) extend(t *Term, until time.Time) {
+	if t.ctx.Err() != nil {
+		return
+	}
+	t.until = until
+	if t.timer != nil {
+		t.timer()
+	}
+	t.timer = e.afterFunc(until.Sub(e.now()), func() {
+		e.mu.Lock()
+		if !e.now().Before(t.until) { // not renewed since this timer was set
+			t.end(ErrExpired)
+		}
+		e.mu.Unlock()
+		e.poke()
+	})
+}
+
+// ended forgets t, which has ended, and says so: once per term, on the
+// elector's goroutine.
+func (e *Elector) ended(t *Term) {
 	e.mu.Lock()
-	was := e.leading
-	e.leading = false
+	if e.term != t {
+		e.mu.Unlock()
+		return
+	}
+	e.term = nil
+	t.timer()
 	e.mu.Unlock()
-	if was {
-		e.log.Warn("leader: lost the lease; standing by", "why", why)
-		e.change(false)
+	why := t.Err()
+	if errors.Is(why, ErrResigned) {
+		e.log.Info("leader: no longer leading", "token", t.fence.Token, "why", why)
+	} else {
+		e.log.Warn("leader: no longer leading; standing by", "token", t.fence.Token, "why", why)
+	}
+	e.change(false)
+}
+
+// poke makes the elector's goroutine tick now.
+func (e *Elector) poke() {
+	select {
+	case e.wake <- struct{}{}:
+	default:
 	}
 }
 
 func (e *Elector) resign() {
 	e.mu.Lock()
-	leading, fence := e.leading, e.fence
-	e.leading = false
+	t := e.term
 	e.mu.Unlock()
-	if !leading {
+	if t == nil {
 		return
 	}
+	t.end(ErrResigned)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	if err := e.lease.ReleaseLease(ctx, fence); err != nil {
+	if err := e.lease.ReleaseLease(ctx, t.fence); err != nil {
 		e.log.Warn("leader: lease not released; a standby takes over when it runs out", "err", err)
 	} else {
 		e.log.Info("leader: lease released")
 	}
-	e.change(false)
+	e.ended(t)
 }

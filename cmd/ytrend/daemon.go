@@ -103,19 +103,22 @@ func withMetrics(listen string) (*metrics.Metrics, openOpts) {
 }
 
 // fire runs one tick of a region: on a replica that leads (or with once),
-// a fetch carrying the leader's fence.
+// a fetch for the leader's term. The run ends as fenced when the term ends
+// (the lease lost, or run out by this replica's clock) or the budget
+// refuses its fence; in the second case the replica steps down at once.
 func (d *daemon) fire(ctx context.Context, job config.Job, stop <-chan struct{}) {
 	j := ingest.Job{Region: job.Region, Trigger: ingest.TriggerSchedule, Stop: stop}
+	var term *leader.Term
 	if !d.opts.once {
-		fence, ok := d.elector.Fence()
-		if !ok {
+		var ok bool
+		if term, ok = d.elector.Term(); !ok {
 			d.app.log.Debug("standing by: another replica leads; tick not fired", "region", job.Code.String())
 			return
 		}
-		j.Fence = &fence
+		j.Term = term
 	}
-	if rep := d.fetcher.Fetch(ctx, j); rep.Status == ingest.StatusFenced {
-		d.elector.StepDown("the budget refused this replica's fence")
+	if rep := d.fetcher.Fetch(ctx, j); rep.Status == ingest.StatusFenced && term != nil {
+		term.StepDown("the budget refused this replica's fence")
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -23,7 +24,7 @@ import (
 	"github.com/ytrend/ytrend/view"
 )
 
-// replica is one `ytrend run` process of TestReplicasOneLeader, reaching the
+// replica is one `ytrend run` process of the replica tests, reaching the
 // simulator through a counter of its own.
 type replica struct {
 	name string
@@ -34,6 +35,73 @@ type replica struct {
 	// stored; all counts every API request, videoCategories.list included.
 	requests, all atomic.Int64
 	db            string
+	mu            sync.Mutex
+	sent          []time.Time         // when each API request arrived, by the test's clock
+	onRequest     func(*http.Request) // if set, sees each API request before the simulator
+}
+
+// startReplica starts `ytrend run` with its own archive db and env (added
+// to w's), and waits for its metrics address.
+func startReplica(t *testing.T, w *world, name, db string, env ...string) *replica {
+	t.Helper()
+	r := &replica{name: name, db: db}
+	front := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, req *http.Request) {
+		if strings.HasPrefix(req.URL.Path, "/youtube/") {
+			r.mu.Lock()
+			r.sent = append(r.sent, time.Now())
+			hook := r.onRequest
+			r.mu.Unlock()
+			r.all.Add(1)
+			if hook != nil {
+				hook(req)
+			}
+		}
+		if req.URL.Path == "/youtube/v3/videos" {
+			r.requests.Add(1)
+		}
+		w.sim.ServeHTTP(rw, req)
+	}))
+	t.Cleanup(front.Close)
+	cmd := w.command("run", "--listen", "127.0.0.1:0")
+	cmd.Env = append(cmd.Env, "YTREND_DB="+db, "YOUTUBE_ENDPOINT="+front.URL)
+	cmd.Env = append(cmd.Env, env...)
+	var logs logbuf.Buffer
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGCONT)
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	r.cmd, r.logs = cmd, &logs
+	addr := regexp.MustCompile(`addr=(127\.0\.0\.1:\d+)`)
+	waitFor(t, name+"'s metrics address", 30*time.Second, func() bool {
+		m := addr.FindStringSubmatch(r.logs.String())
+		if m != nil {
+			r.base = "http://" + m[1]
+		}
+		return m != nil
+	})
+	return r
+}
+
+// sentSince is how many API requests r sent from at on (by the test's
+// clock), and when the first of them arrived.
+func (r *replica) sentSince(at time.Time) (int, time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n, first := 0, time.Time{}
+	for _, s := range r.sent {
+		if !s.Before(at) {
+			if n == 0 {
+				first = s
+			}
+			n++
+		}
+	}
+	return n, first
 }
 
 func (r *replica) leader(t *testing.T) float64 {
@@ -47,6 +115,29 @@ func (r *replica) leader(t *testing.T) float64 {
 		return -1
 	}
 	return v
+}
+
+// leaderOf waits until exactly one of rs reports ytrend_leader 1 and the
+// others 0, and returns it.
+func leaderOf(t *testing.T, what string, rs ...*replica) *replica {
+	t.Helper()
+	var lead *replica
+	waitFor(t, what, 30*time.Second, func() bool {
+		lead = nil
+		n := 0
+		for _, r := range rs {
+			switch r.leader(t) {
+			case 1:
+				lead = r
+				n++
+			case 0:
+			default:
+				return false
+			}
+		}
+		return n == 1
+	})
+	return lead
 }
 
 // TestReplicasOneLeader runs three `ytrend run` replicas of one credential
@@ -85,69 +176,13 @@ regions:
 
 	replicas := make([]*replica, 3)
 	for i := range replicas {
-		r := &replica{name: fmt.Sprintf("r%d", i), db: w.env["YTREND_DB"]}
+		name, db := fmt.Sprintf("r%d", i), w.env["YTREND_DB"]
 		if backend == "redis" {
-			r.db = filepath.Join(w.dir, r.name+".db")
+			db = filepath.Join(w.dir, name+".db")
 		}
-		front := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, req *http.Request) {
-			if strings.HasPrefix(req.URL.Path, "/youtube/") {
-				r.all.Add(1)
-			}
-			if req.URL.Path == "/youtube/v3/videos" {
-				r.requests.Add(1)
-			}
-			w.sim.ServeHTTP(rw, req)
-		}))
-		t.Cleanup(front.Close)
-		cmd := w.command("run", "--listen", "127.0.0.1:0")
-		cmd.Env = append(cmd.Env, "YTREND_DB="+r.db, "YOUTUBE_ENDPOINT="+front.URL)
-		var logs logbuf.Buffer
-		cmd.Stdout, cmd.Stderr = &logs, &logs
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			cmd.Process.Signal(syscall.SIGCONT)
-			cmd.Process.Kill()
-			cmd.Wait()
-		})
-		r.cmd, r.logs = cmd, &logs
-		replicas[i] = r
+		replicas[i] = startReplica(t, w, name, db)
 	}
-	addr := regexp.MustCompile(`addr=(127\.0\.0\.1:\d+)`)
-	for _, r := range replicas {
-		waitFor(t, r.name+"'s metrics address", 30*time.Second, func() bool {
-			m := addr.FindStringSubmatch(r.logs.String())
-			if m != nil {
-				r.base = "http://" + m[1]
-			}
-			return m != nil
-		})
-	}
-
-	// leaderOf waits until exactly one of rs reports ytrend_leader 1 and
-	// the others 0, and returns it.
-	leaderOf := func(what string, rs ...*replica) *replica {
-		t.Helper()
-		var lead *replica
-		waitFor(t, what, 30*time.Second, func() bool {
-			lead = nil
-			n := 0
-			for _, r := range rs {
-				switch r.leader(t) {
-				case 1:
-					lead = r
-					n++
-				case 0:
-				default:
-					return false
-				}
-			}
-			return n == 1
-		})
-		return lead
-	}
-	first := leaderOf("exactly one leader of three", replicas...)
+	first := leaderOf(t, "exactly one leader of three", replicas...)
 	waitFor(t, "the leader's fetches", 30*time.Second, func() bool { return first.requests.Load() >= 2 })
 	for _, r := range replicas {
 		if r != first && r.all.Load() != 0 {
@@ -167,7 +202,7 @@ regions:
 	killed := time.Now()
 	first.cmd.Process.Kill()
 	rest := without(replicas, first)
-	second := leaderOf("a new leader after SIGKILL", rest...)
+	second := leaderOf(t, "a new leader after SIGKILL", rest...)
 	before := second.requests.Load()
 	waitFor(t, "fetching to resume", 30*time.Second, func() bool { return second.requests.Load() > before })
 	t.Logf("fetching resumed %s after the leader's SIGKILL (lease ttl %s)", time.Since(killed).Round(100*time.Millisecond), ttl)
@@ -388,4 +423,84 @@ func TestRedisClientLogsGoThroughSlog(t *testing.T) {
 	if !sawRedis {
 		t.Errorf("no go-redis line reached the logger; stderr:\n%s", r.stderr)
 	}
+}
+
+// TestPartitionedLeaderStopsWhenItsLeaseRunsOut is issue 18's partitioned
+// leader with real processes: two `ytrend run` replicas share Redis, and
+// the leader's connection goes through a proxy that the test stalls (Redis
+// stops answering: a partition, not a refusal) just as a run begins. While
+// its lease lasts by its own clock the leader may still spend by the
+// fail-open policy; once it runs out, its run ends fenced and it sends
+// nothing more, while the other replica takes over and fetches.
+func TestPartitionedLeaderStopsWhenItsLeaseRunsOut(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Client(t)
+	proxy := redistest.NewProxy(t, rdb.Options().Addr)
+	w := newWorld(t, sim.Config{})
+	w.env["REDIS_URL"] = redistest.URL() // b's, and the books are settled on it; a's goes through the proxy
+	// A 1s lease (the shortest allowed), renewed every 333ms, and budget
+	// calls that wait 500ms for Redis: once the proxy stalls, the run's
+	// second reservation ends within the lease, the third after it.
+	w.config(fmt.Sprintf(`
+credential: %s
+redis: {epoch_check: 500ms, timeout: 500ms}
+scheduler: {leader_ttl: 1s, maintenance: "off"}
+regions:
+  - {code: US, cron: "@every 1s", pages: 4}
+`, redistest.Prefix(t)))
+	a := startReplica(t, w, "a", filepath.Join(w.dir, "a.db"), "REDIS_URL=redis://"+proxy.Addr()+"/0")
+	if leaderOf(t, "a to lead", a) != a {
+		t.Fatal("a does not lead")
+	}
+	b := startReplica(t, w, "b", filepath.Join(w.dir, "b.db"))
+	waitFor(t, "b to stand by", 30*time.Second, func() bool { return b.leader(t) == 0 })
+
+	// Cut a off at the first chart page of its next run.
+	cut := make(chan time.Time, 1)
+	a.mu.Lock()
+	a.onRequest = func(req *http.Request) {
+		if req.URL.Path == "/youtube/v3/videos" && req.URL.Query().Get("pageToken") == "" && len(cut) == 0 {
+			proxy.Set(redistest.Stalled)
+			cut <- time.Now()
+		}
+	}
+	a.mu.Unlock()
+	var cutAt time.Time
+	select {
+	case cutAt = <-cut:
+	case <-time.After(30 * time.Second):
+		t.Fatal("a started no run in 30s")
+	}
+
+	// a learns that its lease ran out from its own clock, not from an
+	// answer; its run in flight ends fenced.
+	var afterEnd int64
+	waitFor(t, "a's term to end by its clock", 30*time.Second, func() bool {
+		afterEnd = a.all.Load()
+		return strings.Contains(a.logs.String(), "ran out by this replica's clock")
+	})
+	waitFor(t, "a's run in flight to end fenced", 30*time.Second, func() bool {
+		return strings.Contains(a.logs.String(), "status=fenced")
+	})
+	waitFor(t, "b to take over", 30*time.Second, func() bool { return b.leader(t) == 1 })
+	waitFor(t, "two of b's runs", 30*time.Second, func() bool { return b.requests.Load() >= 8 })
+	if got := a.leader(t); got != 0 {
+		t.Errorf("a's ytrend_leader = %v, want 0", got)
+	}
+	_, bFirst := b.sentSince(cutAt)
+	sinceCut, _ := a.sentSince(cutAt)
+	whileB, _ := a.sentSince(bFirst)
+	t.Logf("a sent %d requests after the cut (fail-open while its lease lasted by its clock), "+
+		"%d after its lease ran out by its clock, %d while b fetched",
+		sinceCut, a.all.Load()-afterEnd, whileB)
+	// b leads only once the lease ran out in Redis, which is after it ran
+	// out by a's clock (a measures from before it sent its renewal), and
+	// fetches only at a tick after that.
+	if whileB != 0 {
+		t.Errorf("the deposed leader sent %d requests while the new one fetched, want 0", whileB)
+	}
+	if got := a.all.Load(); got != afterEnd {
+		t.Errorf("the deposed leader sent %d requests after its lease ran out by its clock, want 0", got-afterEnd)
+	}
+	w.assertNoKey(a.logs.String(), b.logs.String())
 }
