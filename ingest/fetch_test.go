@@ -89,7 +89,7 @@ func newEnv(t testing.TB, o envOpts) *env {
 	}
 	logs := &logbuf.Buffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	var lopts []quota.LedgerOption
+	var lopts []quota.SQLiteOption
 	if o.ledgerClock != nil {
 		lopts = append(lopts, quota.WithClock(o.ledgerClock))
 	}
@@ -97,7 +97,7 @@ func newEnv(t testing.TB, o envOpts) *env {
 	// waits at least 5 s for the archive's lock before the failure policy
 	// applies, and the process keeps its record of grants in the archive.
 	qc.Timeout = max(qc.Timeout, 5*time.Second)
-	lim, err := quota.New(qc, quota.NewLedger(db.Writer(), lopts...), quota.WithLogger(log), quota.WithRecord(db.Writer()))
+	lim, err := quota.New(qc, quota.NewSQLite(db.Writer(), lopts...), quota.WithLogger(log), quota.WithRecord(db.Writer()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -361,7 +361,7 @@ func TestUpstreamQuotaExceededMarksCredentialExhausted(t *testing.T) {
 	}
 
 	// Another process (a new limiter on the same ledger) sees the mark too.
-	other, err := quota.New(quota.DefaultConfig(), quota.NewLedger(e.db.Writer()))
+	other, err := quota.New(quota.DefaultConfig(), quota.NewSQLite(e.db.Writer()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -86,7 +86,7 @@ func TestFencedFetchFailsOpenOnlyWhileLeading(t *testing.T) {
 			}
 			ctx := context.Background()
 			// This process led before the partition: the fence is real.
-			lease, err := lim.AcquireLease(ctx, "a", time.Minute)
+			lease, err := lim.Leases().Acquire(ctx, "a", time.Minute)
 			if err != nil || !lease.Held {
 				t.Fatalf("lease %+v, %v", lease, err)
 			}
@@ -275,7 +275,7 @@ func TestTermEndCutsRetryBackoff(t *testing.T) {
 
 // acquire takes the leader lease of l for a test replica.
 func acquire(l *quota.Limiter) (quota.Fence, error) {
-	lease, err := l.AcquireLease(context.Background(), "test", time.Minute)
+	lease, err := l.Leases().Acquire(context.Background(), "test", time.Minute)
 	if err != nil {
 		return quota.Fence{}, err
 	}

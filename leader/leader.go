@@ -47,11 +47,11 @@ var (
 	ErrResigned = errors.New("leader: the lease was released at shutdown")
 )
 
-// leaser is the part of *quota.Limiter that keeps the lease.
+// leaser is *quota.Leases: the lease as the budget keeps it.
 type leaser interface {
-	AcquireLease(ctx context.Context, holder string, ttl time.Duration) (quota.Lease, error)
-	RenewLease(ctx context.Context, f quota.Fence, ttl time.Duration) (bool, error)
-	ReleaseLease(ctx context.Context, f quota.Fence) error
+	Acquire(ctx context.Context, holder string, ttl time.Duration) (quota.Lease, error)
+	Renew(ctx context.Context, f quota.Fence, ttl time.Duration) (bool, error)
+	Release(ctx context.Context, f quota.Fence) error
 }
 
 // DefaultTTL is how long a lease lasts without renewal.
@@ -193,7 +193,7 @@ func (e *Elector) tick(ctx context.Context) {
 		e.ended(t)
 	}
 	start := e.now()
-	l, err := e.lease.AcquireLease(ctx, e.holder, e.ttl)
+	l, err := e.lease.Acquire(ctx, e.holder, e.ttl)
 	if err != nil {
 		e.log.Debug("leader: lease not acquired", "err", err)
 		return
@@ -214,7 +214,7 @@ func (e *Elector) tick(ctx context.Context) {
 
 func (e *Elector) renew(ctx context.Context, t *Term) {
 	start := e.now()
-	ok, err := e.lease.RenewLease(ctx, t.fence, e.ttl)
+	ok, err := e.lease.Renew(ctx, t.fence, e.ttl)
 	switch {
 	case err != nil:
 		// Not renewed, not lost either: the term lasts while the lease
@@ -288,7 +288,7 @@ func (e *Elector) resign() {
 	t.end(ErrResigned)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	if err := e.lease.ReleaseLease(ctx, t.fence); err != nil {
+	if err := e.lease.Release(ctx, t.fence); err != nil {
 		e.log.Warn("leader: lease not released; a standby takes over when it runs out", "err", err)
 	} else {
 		e.log.Info("leader: lease released")

@@ -86,7 +86,7 @@ func ledgerLimiter(t *testing.T, c *clock) *quota.Limiter {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	l, err := quota.New(quota.DefaultConfig(), quota.NewLedger(db.Writer(), quota.WithClock(c.Now)))
+	l, err := quota.New(quota.DefaultConfig(), quota.NewSQLite(db.Writer(), quota.WithClock(c.Now)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestOneLeaderThenTakeover(t *testing.T) {
 	var changes []string
 	var mu sync.Mutex
 	mk := func(name string) *Elector {
-		e := New(l, name, ttl, OnChange(func(leading bool) {
+		e := New(l.Leases(), name, ttl, OnChange(func(leading bool) {
 			mu.Lock()
 			defer mu.Unlock()
 			changes = append(changes, name+map[bool]string{true: "+", false: "-"}[leading])
@@ -182,7 +182,7 @@ func TestStepDownAndResign(t *testing.T) {
 	t.Parallel()
 	c := newClock()
 	l := ledgerLimiter(t, c)
-	a, b := New(l, "a", time.Minute).on(c), New(l, "b", time.Minute).on(c)
+	a, b := New(l.Leases(), "a", time.Minute).on(c), New(l.Leases(), "b", time.Minute).on(c)
 	ctx := context.Background()
 	a.tick(ctx)
 	b.tick(ctx)
@@ -214,22 +214,22 @@ type stuckLeaser struct {
 	answer  chan bool     // what the hanging renewal returns
 }
 
-func (s *stuckLeaser) RenewLease(ctx context.Context, f quota.Fence, ttl time.Duration) (bool, error) {
+func (s *stuckLeaser) Renew(ctx context.Context, f quota.Fence, ttl time.Duration) (bool, error) {
 	select {
 	case <-s.stuck:
 		s.renewal <- struct{}{}
 		return <-s.answer, nil
 	default:
-		return s.leaser.RenewLease(ctx, f, ttl)
+		return s.leaser.Renew(ctx, f, ttl)
 	}
 }
 
-func (s *stuckLeaser) AcquireLease(ctx context.Context, holder string, ttl time.Duration) (quota.Lease, error) {
+func (s *stuckLeaser) Acquire(ctx context.Context, holder string, ttl time.Duration) (quota.Lease, error) {
 	select {
 	case <-s.stuck:
 		return quota.Lease{}, errors.New("unreachable")
 	default:
-		return s.leaser.AcquireLease(ctx, holder, ttl)
+		return s.leaser.Acquire(ctx, holder, ttl)
 	}
 }
 
@@ -250,7 +250,7 @@ func TestTermEndsWhenLeaseRunsOutUnanswered(t *testing.T) {
 	t.Parallel()
 	c := newClock()
 	const ttl = 15 * time.Second
-	sl := &stuckLeaser{leaser: ledgerLimiter(t, c), stuck: make(chan struct{}),
+	sl := &stuckLeaser{leaser: ledgerLimiter(t, c).Leases(), stuck: make(chan struct{}),
 		renewal: make(chan struct{}), answer: make(chan bool)}
 	var ch changes
 	a := New(sl, "a", ttl, OnChange(ch.add)).on(c)
@@ -306,7 +306,7 @@ func TestTermEndsWhenLeaseRunsOutUnanswered(t *testing.T) {
 func TestStepDownEndsOnlyItsTerm(t *testing.T) {
 	t.Parallel()
 	c := newClock()
-	a := New(ledgerLimiter(t, c), "a", time.Minute).on(c)
+	a := New(ledgerLimiter(t, c).Leases(), "a", time.Minute).on(c)
 	ctx := context.Background()
 	a.tick(ctx)
 	first, ok := a.Term()
@@ -342,7 +342,7 @@ func TestTermEndsOnTakeover(t *testing.T) {
 	backend, own := newClock(), newClock()
 	l := ledgerLimiter(t, backend)
 	const ttl = 15 * time.Second
-	a, b := New(l, "a", ttl).on(own), New(l, "b", ttl).on(backend)
+	a, b := New(l.Leases(), "a", ttl).on(own), New(l.Leases(), "b", ttl).on(backend)
 	ctx := context.Background()
 	a.tick(ctx)
 	term, ok := a.Term()

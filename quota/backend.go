@@ -7,7 +7,7 @@ import (
 )
 
 // Backend stores a credential's reservation log. The two implementations are
-// *Redis (shared by every host) and *Ledger (the archive's SQLite file, shared
+// *Redis (shared by every host) and *SQLite (the archive's SQLite file, shared
 // by every process on one host). Its methods are unexported: the Limiter
 // relies on each one being a single atomic step on the backend's own clock,
 // which is a promise of this package rather than a contract for others to
@@ -90,7 +90,7 @@ type syncRequest struct {
 	audit   bool
 	grace   time.Duration
 	limits  []charge
-	entries []journalEntry
+	entries []replayEntry
 	// copyFrom asks for each limit's entries granted after it (one per
 	// limit; the zero time copies the whole log), for the caller's
 	// mirror; nil copies nothing.
@@ -132,9 +132,9 @@ type limitSnapshot struct {
 	oldest      time.Time // zero when the log is empty
 }
 
-// journalEntry is a grant to add to the backend. costs is per limit, in the
+// replayEntry is a grant to replay into the ledger. costs is per limit, in the
 // order of the limits passed to sync.
-type journalEntry struct {
+type replayEntry struct {
 	id    string
 	at    time.Time
 	costs []int64

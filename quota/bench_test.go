@@ -237,7 +237,7 @@ func commandStat(b *testing.B, rdb *redis.Client, cmd string) (calls, usec int64
 func BenchmarkLedgerReserve(b *testing.B) {
 	for _, n := range goroutineCounts {
 		b.Run(fmt.Sprintf("cost=1/goroutines=%d", n), func(b *testing.B) {
-			l := newLimiter(b, benchConfig("bench"), quota.NewLedger(openStore(b).Writer()))
+			l := newLimiter(b, benchConfig("bench"), quota.NewSQLite(openStore(b).Writer()))
 			runOps(b, n, func(ctx context.Context) error {
 				_, err := l.Reserve(ctx, "videos.list")
 				return err

@@ -502,9 +502,9 @@ func (l *Limiter) send(ctx context.Context, gs []grantRow, restoring, audit bool
 	for first := true; first || len(gs) > 0; first = false {
 		batch := gs[:min(len(gs), syncBatch)]
 		gs = gs[len(batch):]
-		entries := make([]journalEntry, len(batch))
+		entries := make([]replayEntry, len(batch))
 		for i, g := range batch {
-			e := journalEntry{id: g.id, at: g.at, costs: make([]int64, len(l.limits))}
+			e := replayEntry{id: g.id, at: g.at, costs: make([]int64, len(l.limits))}
 			for j, c := range l.limits {
 				e.costs[j] = g.costs[c.name] // a limit no longer configured is skipped
 			}
@@ -528,7 +528,7 @@ func (l *Limiter) send(ctx context.Context, gs []grantRow, restoring, audit bool
 	return rep, firstRes, nil
 }
 
-func (l *Limiter) syncOnce(ctx context.Context, entries []journalEntry, restoring, audit bool, copyFrom []time.Time) (SyncReport, syncResult, error) {
+func (l *Limiter) syncOnce(ctx context.Context, entries []replayEntry, restoring, audit bool, copyFrom []time.Time) (SyncReport, syncResult, error) {
 	bctx, cancel := context.WithTimeout(ctx, l.cfg.Timeout)
 	defer cancel()
 	epoch, seen := l.books.current()

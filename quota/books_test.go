@@ -264,14 +264,14 @@ func TestLedgerEmptiedIsALoss(t *testing.T) {
 			t.Parallel()
 			db := openStore(t)
 			cfg := lossCfg("main")
-			l := newLimiter(t, cfg, quota.NewLedger(db.Writer()), quota.WithRecord(db.Writer()))
+			l := newLimiter(t, cfg, quota.NewSQLite(db.Writer()), quota.WithRecord(db.Writer()))
 			spend(t, l, "seven", 3)
 			for _, table := range strings.Split(tables, ", ") {
 				if _, err := db.Writer().Exec(`DELETE FROM ` + table); err != nil {
 					t.Fatal(err)
 				}
 			}
-			other := newLimiter(t, cfg, quota.NewLedger(db.Writer())) // keeps no record
+			other := newLimiter(t, cfg, quota.NewSQLite(db.Writer())) // keeps no record
 			refusedBy(t, other, "one", quota.Rebuild)
 			refusedBy(t, l, "one", quota.Rebuild)
 			if st := status(t, l); st.Limits[0].Used != 21 || st.Ledger.Restored != 3 {
@@ -286,7 +286,7 @@ func TestLedgerEmptiedIsALoss(t *testing.T) {
 func TestLedgerDroppedTable(t *testing.T) {
 	t.Parallel()
 	db := openStore(t)
-	l := newLimiter(t, testConfig(), quota.NewLedger(db.Writer()))
+	l := newLimiter(t, testConfig(), quota.NewSQLite(db.Writer()))
 	mustGrant(t, l, "videos.list")
 	if _, err := db.Writer().Exec(`DROP TABLE quota_log`); err != nil {
 		t.Fatal(err)
@@ -401,14 +401,14 @@ func TestFencing(t *testing.T) {
 			ctx := context.Background()
 			l := newLimiter(t, oneLimit(redistest.Prefix(t), 100, time.Hour, mixedCosts), b.backend)
 			const ttl = 2 * time.Second // outlasts the steps below on a loaded machine
-			a, err := l.AcquireLease(ctx, "replica-a", ttl)
+			a, err := l.Leases().Acquire(ctx, "replica-a", ttl)
 			if err != nil || !a.Held || a.Fence.Holder != "replica-a" || a.Fence.Token <= 0 {
 				t.Fatalf("a = %+v, %v", a, err)
 			}
-			if again, err := l.AcquireLease(ctx, "replica-a", ttl); err != nil || !again.Held || again.Fence != a.Fence {
+			if again, err := l.Leases().Acquire(ctx, "replica-a", ttl); err != nil || !again.Held || again.Fence != a.Fence {
 				t.Errorf("re-acquire by the holder = %+v, %v; want the same fence", again, err)
 			}
-			if b, err := l.AcquireLease(ctx, "replica-b", ttl); err != nil || b.Held || b.Fence.Token != a.Fence.Token || b.TTL <= 0 {
+			if b, err := l.Leases().Acquire(ctx, "replica-b", ttl); err != nil || b.Held || b.Fence.Token != a.Fence.Token || b.TTL <= 0 {
 				t.Errorf("b while a holds = %+v, %v; want refused, a's token and its remaining ttl", b, err)
 			}
 			mustGrant(t, l, "seven", quota.WithFence(a.Fence))
@@ -417,7 +417,7 @@ func TestFencing(t *testing.T) {
 			}
 
 			time.Sleep(ttl + 50*time.Millisecond) // a is paused past its lease
-			bl, err := l.AcquireLease(ctx, "replica-b", ttl)
+			bl, err := l.Leases().Acquire(ctx, "replica-b", ttl)
 			if err != nil || !bl.Held || bl.Fence.Token <= a.Fence.Token {
 				t.Fatalf("b after a's lease ran out = %+v, %v; want a larger token", bl, err)
 			}
@@ -425,20 +425,20 @@ func TestFencing(t *testing.T) {
 			if !errors.Is(err, quota.ErrFenced) || res.Granted {
 				t.Errorf("a wakes up and reserves: %+v, %v; want ErrFenced", res, err)
 			}
-			if ok, err := l.RenewLease(ctx, a.Fence, ttl); ok || err != nil {
+			if ok, err := l.Leases().Renew(ctx, a.Fence, ttl); ok || err != nil {
 				t.Errorf("a renews = %v, %v; want false (lost)", ok, err)
 			}
 			mustGrant(t, l, "seven", quota.WithFence(bl.Fence))
 			if u := used(t, l)["only"]; u != 14 {
 				t.Errorf("used = %d, want 14: the fenced reservation charged nothing", u)
 			}
-			if ok, err := l.RenewLease(ctx, bl.Fence, ttl); !ok || err != nil {
+			if ok, err := l.Leases().Renew(ctx, bl.Fence, ttl); !ok || err != nil {
 				t.Errorf("b renews = %v, %v; want true", ok, err)
 			}
-			if err := l.ReleaseLease(ctx, bl.Fence); err != nil {
+			if err := l.Leases().Release(ctx, bl.Fence); err != nil {
 				t.Fatal(err)
 			}
-			if c, err := l.AcquireLease(ctx, "replica-c", ttl); err != nil || !c.Held || c.Fence.Token <= bl.Fence.Token {
+			if c, err := l.Leases().Acquire(ctx, "replica-c", ttl); err != nil || !c.Held || c.Fence.Token <= bl.Fence.Token {
 				t.Errorf("c after b released = %+v, %v; want it at once, with a larger token", c, err)
 			}
 		})

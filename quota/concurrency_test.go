@@ -187,7 +187,7 @@ func TestHelperProcess(t *testing.T) {
 	case "redis":
 		b = quota.NewRedis(redistest.Client(t))
 	case "ledger":
-		b = quota.NewLedger(openStoreAt(t, os.Getenv(envDB)).Writer())
+		b = quota.NewSQLite(openStoreAt(t, os.Getenv(envDB)).Writer())
 	default:
 		t.Fatalf("unknown backend %q", kind)
 	}

@@ -26,7 +26,7 @@ type Limit struct {
 type Policy string
 
 const (
-	// FailOpen grants the reservation, journals it, and adds it to the
+	// FailOpen grants the reservation, records it as pending, and adds it to the
 	// backend once the backend answers again.
 	FailOpen Policy = "open"
 	// FailClosed returns ErrBackend.

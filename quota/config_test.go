@@ -114,7 +114,7 @@ func TestConfigValidate(t *testing.T) {
 			if !errors.Is(err, quota.ErrInvalidConfig) {
 				t.Errorf("Validate() error does not match ErrInvalidConfig: %v", err)
 			}
-			if _, err := quota.New(cfg, quota.NewLedger(nil)); !errors.Is(err, quota.ErrInvalidConfig) {
+			if _, err := quota.New(cfg, quota.NewSQLite(nil)); !errors.Is(err, quota.ErrInvalidConfig) {
 				t.Errorf("New accepted an invalid config: %v", err)
 			}
 		})
@@ -137,7 +137,7 @@ func TestConfigValidateReportsEveryProblem(t *testing.T) {
 func TestConfigIsCopied(t *testing.T) {
 	cfg := quota.DefaultConfig()
 	cfg.Timeout = 0
-	l, err := quota.New(cfg, quota.NewLedger(nil))
+	l, err := quota.New(cfg, quota.NewSQLite(nil))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,26 @@
 // trailing window, with a per-call cost table. The default is 9,500 units per
 // 24h for everything plus 1,000 units per hour for search.list alone.
 //
+// # Glossary
+//
+// One word per concept, in the code, the logs, the metrics and the README:
+//
+//   - grant: a reservation the budget admitted; refusal: one it did not.
+//   - ledger: the shared log of grants, whatever keeps it: Redis, or the
+//     embedded ledger (the SQLite backend, in the archive).
+//   - epoch: the ledger's identity. A loss is any sign that the ledger lost
+//     grants; it starts a new epoch and its grace, when nothing is admitted.
+//     Wire names kept from before say rebuild for it (RefusedBy "rebuild",
+//     Rebuilt, ytrend_quota_ledger_rebuilds_total).
+//   - record: one process's own grants, in its archive; pending: a fail-open
+//     grant the ledger has not seen yet. mirror: a `ytrend run` replica's
+//     copy of the whole ledger.
+//   - sync: the call that certifies the epoch and replays grants into the
+//     ledger: an audit replays the whole record, a restore the record and
+//     the mirror after a loss.
+//   - lease and fence: who leads the `ytrend run` replicas, and the token
+//     their reservations carry.
+//
 // # Key decisions
 //
 // Clock: the backend's. On Redis every script reads redis.call('TIME') in
@@ -56,7 +76,7 @@
 // Limit definitions travel with the running totals: a process that gives a
 // limit another window than the processes already spending from it would
 // prune their entries, and is refused (ErrLimitConflict) until the window
-// is empty. A leader lease per credential (AcquireLease) lets `ytrend run`
+// is empty. A leader lease per credential (Limiter.Leases) lets `ytrend run`
 // replicas elect one to fire the schedule; reservations made WithFence of a
 // lease that is no longer current are refused with ErrFenced.
 //
@@ -80,7 +100,7 @@
 // NewRedis keeps the log in Redis, under keys that share the hash tag
 // ytrend:{<credential>}: so it runs on Redis Cluster. Logs, totals and the
 // epoch never expire (an idle log keeps its certificate), so volatile-*
-// eviction never takes them; only marks and the lease have a TTL. NewLedger keeps it in the archive's SQLite file
+// eviction never takes them; only marks and the lease have a TTL. NewSQLite keeps it in the archive's SQLite file
 // (migrations/0002_quota.sql, 0003_quota_books.sql): the embedded ledger
 // lives in the archive, safe for every process on one host. It counts a
 // window by summing it and keeps entries a week past their window, so a

@@ -42,7 +42,7 @@ func ExampleLimiter_Reserve() {
 
 	// The default budget, with a clock we control so the numbers are exact.
 	now := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
-	ledger := quota.NewLedger(db.Writer(), quota.WithClock(func() time.Time { return now }))
+	ledger := quota.NewSQLite(db.Writer(), quota.WithClock(func() time.Time { return now }))
 	l, err := quota.New(quota.DefaultConfig(), ledger)
 	if err != nil {
 		fmt.Println(err)
@@ -93,7 +93,7 @@ func ExampleLimiter_MarkExhausted() {
 
 	// 01:00 in Los Angeles on the night clocks spring forward.
 	now := time.Date(2026, 3, 8, 9, 0, 0, 0, time.UTC)
-	ledger := quota.NewLedger(db.Writer(), quota.WithClock(func() time.Time { return now }))
+	ledger := quota.NewSQLite(db.Writer(), quota.WithClock(func() time.Time { return now }))
 	l, _ := quota.New(quota.DefaultConfig(), ledger)
 
 	// Google answered quotaExceeded: refuse everything until its reset.

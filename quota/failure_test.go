@@ -173,7 +173,7 @@ func TestFailOpenNeedsARecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.ExecContext(context.Background(), `ROLLBACK`); conn.Close() })
-	ll := newLimiter(t, cfg, quota.NewLedger(db.Writer()), quota.WithRecord(db.Writer()))
+	ll := newLimiter(t, cfg, quota.NewSQLite(db.Writer()), quota.WithRecord(db.Writer()))
 	res, err := ll.Reserve(context.Background(), "videos.list")
 	if !errors.Is(err, quota.ErrBackend) || res.Granted || res.FailOpen {
 		t.Errorf("Reserve on a locked archive = %+v, %v; want ErrBackend and no grant", res, err)

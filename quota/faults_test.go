@@ -499,7 +499,7 @@ func TestFaultFailOpenKeepsToTheLastAnswer(t *testing.T) {
 	var book ledgerBook
 	leader := newLimiter(t, cfg, quota.NewRedis(proxied(t, p)), quota.WithRecord(openStore(t).Writer()),
 		quota.WithObserver(book.add))
-	lease, err := leader.AcquireLease(context.Background(), "replica-1", 15*time.Second)
+	lease, err := leader.Leases().Acquire(context.Background(), "replica-1", 15*time.Second)
 	if err != nil || !lease.Held {
 		t.Fatalf("lease: %+v, %v", lease, err)
 	}

@@ -42,7 +42,7 @@ func newRedis(t *testing.T) quota.Backend {
 
 func newLedger(t *testing.T) quota.Backend {
 	t.Helper()
-	return quota.NewLedger(openStore(t).Writer())
+	return quota.NewSQLite(openStore(t).Writer())
 }
 
 // noGrace is the rebuild grace of tests that are not about it. Every fresh
@@ -169,7 +169,7 @@ func backends(t *testing.T) map[string]testBackend {
 	ledger := openStore(t)
 	return map[string]testBackend{
 		"redis":  {quota.NewRedis(redistest.Client(t)), openStore(t).Writer()},
-		"ledger": {quota.NewLedger(ledger.Writer()), ledger.Writer()},
+		"ledger": {quota.NewSQLite(ledger.Writer()), ledger.Writer()},
 	}
 }
 

@@ -7,7 +7,15 @@ import (
 	"time"
 )
 
-// Lease is the answer to AcquireLease.
+// Leases is the credential's leader lease, kept in the budget's backend so
+// that every replica sharing the budget competes for the same one. It is
+// reached through Limiter.Leases; the leader package is its one user.
+type Leases struct{ l *Limiter }
+
+// Leases returns the handle of the credential's leader lease.
+func (l *Limiter) Leases() *Leases { return &Leases{l: l} }
+
+// Lease is the answer to Acquire.
 type Lease struct {
 	Held  bool          // this holder has the lease
 	Fence Fence         // the lease as it stands: this holder's when Held, else the current holder's
@@ -17,14 +25,12 @@ type Lease struct {
 // errNoLeaseHolder is returned for an empty holder name.
 var errNoLeaseHolder = errors.New("quota: lease holder must not be empty")
 
-// AcquireLease takes the credential's leader lease for holder (a replica's
-// instance id) for ttl, or keeps it if holder has it already. The lease
-// lives in the budget's backend, so every replica that shares the budget
-// competes for the same one; its token grows with every new leader, and a
-// reservation made WithFence of a lease that is no longer current is
-// refused with ErrFenced.
-func (l *Limiter) AcquireLease(ctx context.Context, holder string, ttl time.Duration) (Lease, error) {
-	st, err := l.leaseOp(ctx, leaseAcquire, holder, ttl, 0)
+// Acquire takes the lease for holder (a replica's instance id) for ttl, or
+// keeps it if holder has it already. Its token grows with every new
+// leader, and a reservation made WithFence of a lease that is no longer
+// current is refused with ErrFenced.
+func (s *Leases) Acquire(ctx context.Context, holder string, ttl time.Duration) (Lease, error) {
+	st, err := s.l.leaseOp(ctx, leaseAcquire, holder, ttl, 0)
 	if err != nil {
 		return Lease{}, err
 	}
@@ -35,18 +41,18 @@ func (l *Limiter) AcquireLease(ctx context.Context, holder string, ttl time.Dura
 	return Lease{Held: st.held, Fence: f, TTL: st.ttl}, nil
 }
 
-// RenewLease extends f for ttl and reports whether it was still current.
-// false means the lease was lost (it expired and another replica may hold
-// it): the caller must stop acting as the leader at once.
-func (l *Limiter) RenewLease(ctx context.Context, f Fence, ttl time.Duration) (bool, error) {
-	st, err := l.leaseOp(ctx, leaseRenew, f.Holder, ttl, f.Token)
+// Renew extends f for ttl and reports whether it was still current. false
+// means the lease was lost (it expired and another replica may hold it):
+// the caller must stop acting as the leader at once.
+func (s *Leases) Renew(ctx context.Context, f Fence, ttl time.Duration) (bool, error) {
+	st, err := s.l.leaseOp(ctx, leaseRenew, f.Holder, ttl, f.Token)
 	return st.held, err
 }
 
-// ReleaseLease gives f up, if it is still current, so that a standby takes
-// over at once instead of after the TTL.
-func (l *Limiter) ReleaseLease(ctx context.Context, f Fence) error {
-	_, err := l.leaseOp(ctx, leaseRelease, f.Holder, time.Millisecond, f.Token)
+// Release gives f up, if it is still current, so that a standby takes over
+// at once instead of after the TTL.
+func (s *Leases) Release(ctx context.Context, f Fence) error {
+	_, err := s.l.leaseOp(ctx, leaseRelease, f.Holder, time.Millisecond, f.Token)
 	return err
 }
 

@@ -88,7 +88,7 @@ func budget(tb testing.TB, _ *store.DB) *quota.Limiter {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { db.Close() })
-	l, err := quota.New(config.Default().QuotaConfig(), quota.NewLedger(db.Writer()))
+	l, err := quota.New(config.Default().QuotaConfig(), quota.NewSQLite(db.Writer()))
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -83,7 +83,7 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, f
 			return nil, nil, fmt.Errorf("serve: %w", err)
 		}
 		closers = append(closers, func() { ldb.Close() })
-		backend = quota.NewLedger(ldb.Writer())
+		backend = quota.NewSQLite(ldb.Writer())
 	}
 	// No record and no observer: serve only reads the budget's status.
 	budget, err := quota.New(cfg.QuotaConfig(), backend, quota.WithLogger(log))

@@ -109,7 +109,7 @@ func (c *cli) open(cmd *cobra.Command, o openOpts) (*app, error) {
 	}
 	var backend quota.Backend
 	if cfg.Redis.URL == "" {
-		backend = quota.NewLedger(a.db.Writer())
+		backend = quota.NewSQLite(a.db.Writer())
 	} else {
 		a.rdb, err = redisclient.Open(cfg.Redis.URL, cfg.Redis.Timeout.D())
 		if err != nil {

@@ -63,7 +63,7 @@ func (c *cli) openDaemon(ctx context.Context, a *app, m *metrics.Metrics, opts d
 	if d.fetcher, err = ingest.New(ctx, a.limiter, a.db, fopts); err != nil {
 		return nil, err
 	}
-	d.elector = leader.New(a.limiter, d.instance, a.cfg.Scheduler.LeaderTTL.D(), leader.WithLogger(a.log),
+	d.elector = leader.New(a.limiter.Leases(), d.instance, a.cfg.Scheduler.LeaderTTL.D(), leader.WithLogger(a.log),
 		leader.OnChange(func(leading bool) {
 			if d.metrics != nil {
 				d.metrics.SetLeader(leading)

@@ -12,11 +12,11 @@ import (
 // Tests of the embedded ledger with an injected clock: exact instants, no
 // sleeping.
 
-func ledgerLimiter(tb testing.TB, cfg quota.Config, start time.Time) (*quota.Limiter, *fakeClock, *quota.Ledger) {
+func ledgerLimiter(tb testing.TB, cfg quota.Config, start time.Time) (*quota.Limiter, *fakeClock, *quota.SQLite) {
 	tb.Helper()
 	clock := &fakeClock{now: start}
 	db := openStore(tb)
-	b := quota.NewLedger(db.Writer(), quota.WithClock(clock.Now))
+	b := quota.NewSQLite(db.Writer(), quota.WithClock(clock.Now))
 	return newLimiter(tb, cfg, b, quota.WithRecord(db.Writer())), clock, b
 }
 
@@ -109,7 +109,7 @@ func TestLedgerRetryAfterExact(t *testing.T) {
 func TestLedgerRows(t *testing.T) {
 	t.Parallel()
 	db := openStore(t)
-	l := newLimiter(t, testConfig(), quota.NewLedger(db.Writer()))
+	l := newLimiter(t, testConfig(), quota.NewSQLite(db.Writer()))
 	mustGrant(t, l, "search.list", quota.WithID("s1"))
 	mustGrant(t, l, "videos.list", quota.WithID("v1"))
 	mustGrant(t, l, "videos.list", quota.WithID("v2"))
@@ -153,7 +153,7 @@ func TestLedgerJournalReplay(t *testing.T) {
 	cfg := testConfig()
 	clock := &fakeClock{now: start}
 	db := openStore(t)
-	l := newLimiter(t, cfg, quota.NewLedger(db.Writer(), quota.WithClock(clock.Now)), quota.WithRecord(db.Writer()))
+	l := newLimiter(t, cfg, quota.NewSQLite(db.Writer(), quota.WithClock(clock.Now)), quota.WithRecord(db.Writer()))
 	rows := []journalRow{
 		{ID: "j1", Call: "videos.list", Costs: `{"daily":1}`, At: start.Add(-time.Hour).UnixMicro()},
 		{ID: "j2", Call: "search.list", Costs: `{"daily":100,"search":100}`, At: start.Add(-30 * time.Minute).UnixMicro()},
@@ -185,7 +185,7 @@ func TestLedgerClockJump(t *testing.T) {
 	t.Parallel()
 	t0 := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	clock := &fakeClock{now: t0}
-	l := newLimiter(t, oneLimit("main", 100, time.Hour, smallCosts), quota.NewLedger(openStore(t).Writer(), quota.WithClock(clock.Now)))
+	l := newLimiter(t, oneLimit("main", 100, time.Hour, smallCosts), quota.NewSQLite(openStore(t).Writer(), quota.WithClock(clock.Now)))
 	for range 10 {
 		mustGrant(t, l, "seven")
 	}
@@ -204,7 +204,7 @@ func TestLedgerClockJump(t *testing.T) {
 func TestLedgerReleaseEveryCost(t *testing.T) {
 	t.Parallel()
 	db := openStore(t)
-	l := newLimiter(t, oneLimit("main", 100, time.Hour, smallCosts), quota.NewLedger(db.Writer()))
+	l := newLimiter(t, oneLimit("main", 100, time.Hour, smallCosts), quota.NewSQLite(db.Writer()))
 	mustGrant(t, l, "", quota.WithCost(5), quota.WithID("twice"))
 	if _, err := db.Writer().Exec(`INSERT INTO quota_log(credential, limit_name, id, cost, at)
 		SELECT credential, limit_name, id, 7, at FROM quota_log WHERE id = 'twice'`); err != nil {

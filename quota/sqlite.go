@@ -11,40 +11,40 @@ import (
 	"github.com/ytrend/ytrend/internal/sqliteerr"
 )
 
-// Ledger keeps the log in the archive's SQLite file: the backend when no
-// Redis is configured. Every operation is one BEGIN IMMEDIATE transaction
+// SQLite keeps the ledger in the archive's SQLite file (the embedded
+// ledger): the backend when no Redis is configured. Every operation is one BEGIN IMMEDIATE transaction
 // that reads the host clock once, after it holds the write lock, so every
 // process on the host sees one serial order of reservations.
-type Ledger struct {
+type SQLite struct {
 	db    *sql.DB
 	clock func() time.Time
 }
 
-// LedgerOption changes a Ledger.
-type LedgerOption func(*Ledger)
+// SQLiteOption changes a SQLite backend.
+type SQLiteOption func(*SQLite)
 
 // WithClock replaces the host clock (time.Now); tests use it to compute
 // Retry-After across a DST change without sleeping.
-func WithClock(now func() time.Time) LedgerOption { return func(l *Ledger) { l.clock = now } }
+func WithClock(now func() time.Time) SQLiteOption { return func(l *SQLite) { l.clock = now } }
 
-// NewLedger returns a ledger over db: the archive's writer pool,
+// NewSQLite returns the embedded ledger over db: the archive's writer pool,
 // store.DB.Writer(). The embedded ledger lives in the archive: its tables are
 // the archive's migrations (0002_quota.sql, 0003_quota_books.sql), and its
 // transactions must begin IMMEDIATE on the archive's one writer connection,
 // shared with page writes, which store.Open's writer pool does. Keep them
 // short.
-func NewLedger(db *sql.DB, opts ...LedgerOption) *Ledger {
-	l := &Ledger{db: db, clock: time.Now}
+func NewSQLite(db *sql.DB, opts ...SQLiteOption) *SQLite {
+	l := &SQLite{db: db, clock: time.Now}
 	for _, opt := range opts {
 		opt(l)
 	}
 	return l
 }
 
-func (l *Ledger) kind() string { return "ledger" }
+func (l *SQLite) kind() string { return "ledger" }
 
 // tx runs fn in one IMMEDIATE transaction with the clock read inside it.
-func (l *Ledger) tx(ctx context.Context, fn func(tx *sql.Tx, now int64) error) error {
+func (l *SQLite) tx(ctx context.Context, fn func(tx *sql.Tx, now int64) error) error {
 	tx, err := l.db.BeginTx(ctx, nil)
 	if err != nil {
 		return ledgerError(fmt.Errorf("ledger: begin: %w", err))
@@ -59,7 +59,7 @@ func (l *Ledger) tx(ctx context.Context, fn func(tx *sql.Tx, now int64) error) e
 	return nil
 }
 
-func (l *Ledger) reserve(ctx context.Context, cred string, rv reservation) (decision, error) {
+func (l *SQLite) reserve(ctx context.Context, cred string, rv reservation) (decision, error) {
 	var d decision
 	err := l.tx(ctx, func(tx *sql.Tx, now int64) error {
 		d = decision{at: time.UnixMicro(now), refusedBy: -1, used: make([]int64, len(rv.charges))}
@@ -267,7 +267,7 @@ func checkDefs(ctx context.Context, tx *sql.Tx, cred string, limits []charge, no
 	return nil
 }
 
-func (l *Ledger) release(ctx context.Context, cred, id string, limits []charge) (bool, error) {
+func (l *SQLite) release(ctx context.Context, cred, id string, limits []charge) (bool, error) {
 	var found bool
 	err := l.tx(ctx, func(tx *sql.Tx, now int64) error {
 		if err := checkDefs(ctx, tx, cred, limits, now); err != nil {
@@ -287,7 +287,7 @@ func (l *Ledger) release(ctx context.Context, cred, id string, limits []charge) 
 	return found, err
 }
 
-func (l *Ledger) mark(ctx context.Context, cred string, calls []string, until time.Time, reason string) error {
+func (l *SQLite) mark(ctx context.Context, cred string, calls []string, until time.Time, reason string) error {
 	if len(calls) == 0 {
 		calls = []string{""} // the whole credential
 	}
@@ -309,7 +309,7 @@ func (l *Ledger) mark(ctx context.Context, cred string, calls []string, until ti
 	})
 }
 
-func (l *Ledger) status(ctx context.Context, cred string, calls []string, limits []charge) (snapshot, error) {
+func (l *SQLite) status(ctx context.Context, cred string, calls []string, limits []charge) (snapshot, error) {
 	var s snapshot
 	err := l.tx(ctx, func(tx *sql.Tx, now int64) error {
 		s = snapshot{at: time.UnixMicro(now)}
@@ -377,7 +377,7 @@ func (l *Ledger) status(ctx context.Context, cred string, calls []string, limits
 	return s, err
 }
 
-func (l *Ledger) now(ctx context.Context) (time.Time, error) {
+func (l *SQLite) now(ctx context.Context) (time.Time, error) {
 	var one int
 	if err := l.db.QueryRowContext(ctx, `SELECT 1`).Scan(&one); err != nil {
 		return time.Time{}, ledgerError(fmt.Errorf("ledger: %w", err))
