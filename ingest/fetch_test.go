@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -487,13 +486,7 @@ func TestBadRegionFailsClearly(t *testing.T) {
 
 func TestUnreachableEndpointReleasesReservations(t *testing.T) {
 	t.Parallel()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dead := "http://" + ln.Addr().String()
-	ln.Close()
-	e := newEnv(t, envOpts{fetch: ingest.Options{Endpoint: dead, Retries: 2}})
+	e := newEnv(t, envOpts{fetch: ingest.Options{Endpoint: "http://" + refusingAddr(t), Retries: 2}})
 	rep := e.fetch("US", 4)
 	if rep.Status != store.StatusFailed || rep.Units != 0 {
 		t.Fatalf("%+v (err %v); want failed with 0 units (requests never left the host)", rep, rep.Err)
@@ -738,4 +731,25 @@ func TestKeyRedactedInEveryEncoding(t *testing.T) {
 		}
 		assertNoSecret(t, e, form)
 	}
+}
+
+// refusingAddr is a loopback address that refuses connections for the whole
+// test: a socket bound to it that never listens. The port stays taken, so
+// nothing else can start listening there (a listener opened and closed
+// again frees its port for anyone).
+func refusingAddr(tb testing.TB) string {
+	tb.Helper()
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { syscall.Close(fd) })
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		tb.Fatal(err)
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return fmt.Sprintf("127.0.0.1:%d", sa.(*syscall.SockaddrInet4).Port)
 }

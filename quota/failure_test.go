@@ -5,7 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -15,17 +15,12 @@ import (
 	"github.com/ytrend/ytrend/quota"
 )
 
-// deadRedis is a client for a port where nothing listens: a listener opened
-// and closed again, so the address is free and refuses connections.
+// deadRedis is a client for a unix socket that does not exist: every dial
+// fails at once, and nothing else can be listening there (a TCP port opened
+// and closed again could be taken by anything in between).
 func deadRedis(tb testing.TB) *redis.Client {
 	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	c := redis.NewClient(&redis.Options{Addr: addr})
+	c := redis.NewClient(&redis.Options{Network: "unix", Addr: filepath.Join(tb.TempDir(), "no-redis.sock")})
 	tb.Cleanup(func() { c.Close() })
 	return c
 }
