@@ -65,8 +65,9 @@ type decision struct {
 	at         time.Time
 	granted    bool
 	duplicate  bool
-	replay     bool // the epoch was not the caller's: nothing was decided
-	refusedBy  int  // index into charges; -1 none; upstreamRefusal, graceRefusal
+	grantedAt  time.Time // a duplicate's first grant, where the backend says
+	replay     bool      // the epoch was not the caller's: nothing was decided
+	refusedBy  int       // index into charges; -1 none; upstreamRefusal, graceRefusal
 	retryAfter time.Duration
 	used       []int64 // per charge, after the decision
 	epoch      string

@@ -99,16 +99,25 @@ func (b *books) now() time.Time {
 	return b.clock.Add(time.Since(b.mono))
 }
 
-// answered records the room each limit had at an answer.
-func (b *books) answered(charges []charge, used []int64) {
+// answered records the room each limit had at an answer. During a grace
+// the log is being restored and says less than what was spent: it leaves
+// no room at all. What this process granted by policy is forgotten only by
+// an answer that counts it (no fail-open grant waits to be replayed).
+func (b *books) answered(charges []charge, used []int64, inGrace bool) {
 	if len(used) != len(charges) {
 		return
 	}
 	b.stateMu.Lock()
 	defer b.stateMu.Unlock()
-	b.room, b.openSpent = make([]int64, len(used)), make([]int64, len(used))
+	room := make([]int64, len(used))
 	for i, c := range charges {
-		b.room[i] = c.units - used[i]
+		if !inGrace {
+			room[i] = c.units - used[i]
+		}
+	}
+	b.room = room
+	if b.openSpent == nil || !b.pending.Load() {
+		b.openSpent = make([]int64, len(used))
 	}
 }
 
@@ -400,7 +409,9 @@ func (l *Limiter) Sync(ctx context.Context, full bool) (SyncReport, error) {
 		if err != nil {
 			return rep, err
 		}
-		mine = notPending(mine, pending)
+		// Pending rows go in the plain phase only: one recorded since it ran
+		// is not the ledger's to have held, so no audit of it.
+		mine = slices.DeleteFunc(notPending(mine, pending), func(g grantRow) bool { return g.pending })
 		// Outside a restore this is an audit: the ledger acknowledged every
 		// one of these grants, so one it lacks is a loss, not a detail.
 		more, _, err := l.send(ctx, mine, rep.Restored, !rep.Restored, nil)

@@ -185,7 +185,7 @@ type Result struct {
 	Duplicate bool      `json:"duplicate,omitempty"` // an earlier Reserve with this ID was granted; nothing charged now
 	FailOpen  bool      `json:"fail_open,omitempty"` // granted by policy while the backend was unreachable (recorded, added later)
 	RefusedBy string    `json:"refused_by,omitempty"`
-	At        time.Time `json:"at"` // backend clock at the decision; the host clock for a fail-open grant
+	At        time.Time `json:"at"` // backend clock at the decision (a duplicate's: at its first grant, on Redis); for a fail-open grant, as last seen plus the time since
 	// RetryAfter is, for a refusal, the exact earliest moment this same
 	// reservation could fit (the end of the mark for an upstream refusal).
 	RetryAfter time.Duration `json:"retry_after"`
@@ -252,9 +252,14 @@ func (l *Limiter) Reserve(ctx context.Context, call string, opts ...ReserveOptio
 	}
 	res.At = d.at
 	res.Limits = l.usage(charges, d.used)
-	l.books.answered(charges, d.used)
+	l.books.answered(charges, d.used, d.graceUntil.After(d.at))
 	if d.granted {
 		res.Granted, res.Duplicate = true, d.duplicate
+		if d.duplicate && !d.grantedAt.IsZero() {
+			// The record keeps the first grant's time: a later one would
+			// outlive the ledger's entry, and an audit would find it missing.
+			res.At = d.grantedAt
+		}
 		if err := l.remember(ctx, res, charges, d.epoch); err != nil {
 			res.Granted, res.Duplicate = false, false
 			l.observe(res)

@@ -5,7 +5,6 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -123,14 +122,7 @@ func (r *Redis) reserve(ctx context.Context, cred string, rv reservation) (decis
 	if rv.callerID {
 		callerID = "1"
 	}
-	// The server that holds the books is checked on first contact, and
-	// whenever it did not have the script (runScript): a restart or a
-	// failover. In between, the epoch's write count catches a rollback.
-	var check any = onLoadArg{}
-	if rv.epoch == "" {
-		check = "1"
-	}
-	args = append(args, rv.id, rv.epoch, newEpoch(), micros(rv.grace), rv.fence.value(), callerID, rv.seen, check)
+	args = append(args, rv.id, rv.epoch, newEpoch(), micros(rv.grace), rv.fence.value(), callerID, rv.seen)
 	for _, c := range rv.charges {
 		keys = append(keys, key(cred, keyLog, c.name), key(cred, keyTotal, c.name))
 		args = append(args, c.units, micros(c.window), ttl(c.window), c.cost)
@@ -160,7 +152,7 @@ func (r *Redis) reserve(ctx context.Context, cred string, rv reservation) (decis
 		refusedBy:  int(n[1]) - 1,
 		retryAfter: time.Duration(n[2]) * time.Microsecond,
 		at:         time.UnixMicro(n[3]),
-		duplicate:  n[4] == 1,
+		duplicate:  n[4] != 0,
 		epoch:      epoch,
 		graceUntil: fromMicros(n[6]),
 		seq:        n[7],
@@ -176,6 +168,9 @@ func (r *Redis) reserve(ctx context.Context, cred string, rv reservation) (decis
 	// Only a grant needs its acks: a refusal wrote nothing that counts,
 	// and a replay decided nothing (at most it started an epoch, which the
 	// next write waits for again).
+	if d.duplicate && n[4] > 1 {
+		d.grantedAt = time.UnixMicro(n[4])
+	}
 	if unacked.err != nil && d.granted {
 		return decision{}, unacked.err
 	}
@@ -442,7 +437,7 @@ func fromMicros(us int64) time.Time {
 // server: that is a lost reply, which the reservation ID makes harmless.
 func (r *Redis) run(ctx context.Context, s *redis.Script, keys []string, args []any) (any, error) {
 	if r.boundByClient {
-		v, err := runScript(ctx, r.rdb, s, keys, args)
+		v, err := s.Run(ctx, r.rdb, keys, args...).Result()
 		if err != nil {
 			return nil, redisError(err)
 		}
@@ -454,7 +449,7 @@ func (r *Redis) run(ctx context.Context, s *redis.Script, keys []string, args []
 	}
 	done := make(chan reply, 1)
 	go func() {
-		v, err := runScript(ctx, r.rdb, s, keys, args)
+		v, err := s.Run(ctx, r.rdb, keys, args...).Result()
 		done <- reply{v, err}
 	}()
 	select {
@@ -466,34 +461,6 @@ func (r *Redis) run(ctx context.Context, s *redis.Script, keys []string, args []
 	case <-ctx.Done():
 		return nil, unavailableError{fmt.Errorf("redis: %w", context.Cause(ctx))}
 	}
-}
-
-// onLoadArg is the placeholder argument a script gets as '0' and, when the
-// server did not have the script cached, as '1' (see runScript).
-type onLoadArg struct{}
-
-// runScript is redis.Script.Run (EVALSHA, then EVAL on NOSCRIPT), but the
-// EVAL carries '1' for an onLoadArg argument where EVALSHA carried '0'. A
-// server without the script cached is one that restarted, a replica
-// promoted by a failover, or one whose cache was flushed: maybe not the
-// server that held the books a moment ago, which reserve.lua then checks.
-func runScript(ctx context.Context, c redis.Scripter, s *redis.Script, keys []string, args []any) (any, error) {
-	sha := slices.Clone(args)
-	for i, a := range sha {
-		if _, ok := a.(onLoadArg); ok {
-			sha[i] = "0"
-		}
-	}
-	v, err := s.EvalSha(ctx, c, keys, sha...).Result()
-	if err == nil || !redis.HasErrorPrefix(err, "NOSCRIPT") {
-		return v, err
-	}
-	for i, a := range args {
-		if _, ok := a.(onLoadArg); ok {
-			sha[i] = "1"
-		}
-	}
-	return s.Eval(ctx, c, keys, sha...).Result()
 }
 
 // redisError separates "Redis could not be asked" (a dial failure, a broken

@@ -92,7 +92,7 @@ func clusterMaster(ctx context.Context, cc *redis.ClusterClient, addr string) *r
 func (r *Redis) runWait(ctx context.Context, node *redis.Client, s *redis.Script, keys []string, args []any) (any, error) {
 	conn := node.Conn()
 	defer conn.Close()
-	v, err := runScript(ctx, conn, s, keys, args)
+	v, err := s.Run(ctx, conn, keys, args...).Result()
 	switch {
 	case redis.HasErrorPrefix(err, "MOVED"):
 		return nil, err

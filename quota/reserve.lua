@@ -15,10 +15,7 @@
 -- ARGV[5]                 fence: "<token> <holder>" of the leader lease the caller acts for, '' for none
 -- ARGV[6]                 '1' when the id was chosen by the caller: a reuse with another cost is refused
 -- ARGV[7]                 seen: the highest seq the caller saw in the epoch of ARGV[2] (0 for none)
--- ARGV[8]                 '1' to check which server holds the books (INFO run_id, about 5 µs): on
---                         the caller's first contact, and when this server did not have the
---                         script cached (a restart, a failover); '0' otherwise
--- ARGV[4i+5 .. 4i+8]      units_i, window_us_i, ttl_ms_i (ignored: budget keys never expire), cost_i
+-- ARGV[4i+4 .. 4i+7]      units_i, window_us_i, ttl_ms_i (ignored: budget keys never expire), cost_i
 --                         (cost 0: limit i does not count this call; it is only pruned and reported)
 -- Reply: {code, refused_by, retry_after_us, now_us, duplicate, epoch, grace_until_us, seq, lost,
 --         used_1, ..., used_n}
@@ -27,7 +24,8 @@
 --   refused_by   0 when granted, i for limit i, -1 for an upstream mark, -2 for the grace period
 --                after a rebuild (the later of what applies)
 --   retry_after  exact wait until this same reservation would fit (0 when granted)
---   duplicate    1 when id had already been granted: nothing was charged now
+--   duplicate    the first grant's time (µs) when id had already been granted: nothing was
+--                charged now; 0 otherwise
 --   seq          the epoch's write count after the decision
 --   lost         1 when this call found the books lost and started the epoch it names
 --   used_i       units in limit i's window after the decision
@@ -55,7 +53,7 @@ end
 
 local limits, used, stale = {}, {}, {}
 for i = 1, n do
-  local a = 4 * i + 5
+  local a = 4 * i + 4
   local l = limit(KEYS[2 * i + 4], KEYS[2 * i + 5], ARGV[a], ARGV[a + 1], ARGV[a + 2])
   l.cost = tonumber(ARGV[a + 3])
   l.member = id .. '|' .. ARGV[a + 3]
@@ -86,12 +84,8 @@ for i, l in ipairs(limits) do
   used[i], stale[i] = prune(l, state[i + 4], now)
 end
 
-local run = nil
-if ARGV[8] == '1' then
-  run = server_id()
-end
-local epoch, grace_until, seq, replay, lost
-epoch, grace_until, seq, replay, lost, run = epoch_check(KEYS[3], KEYS[4], state[3], ARGV[2], tonumber(ARGV[7]),
+local run = server_id()
+local epoch, grace_until, seq, replay, lost = epoch_check(KEYS[3], KEYS[4], state[3], ARGV[2], tonumber(ARGV[7]),
   ARGV[3], tonumber(ARGV[4]), now, limits, run)
 if lost then
   -- A total may have outlived its log: count what is really there.
@@ -125,13 +119,16 @@ local function reply(granted, refused_by, wait, duplicate)
   return r
 end
 
--- granted_before reports whether id was already granted (a retry whose
--- reply was lost). Its entry is then still in the logs that count it; a
--- refused id left no trace and is simply decided again.
+-- granted_before returns the time id was granted at, if it was (a retry
+-- whose reply was lost), else false. Its entry is then still in the logs
+-- that count it; a refused id left no trace and is simply decided again.
 local function granted_before()
   for _, l in ipairs(limits) do
-    if l.cost > 0 and redis.call('ZSCORE', l.log, l.member) then
-      return true
+    if l.cost > 0 then
+      local at = redis.call('ZSCORE', l.log, l.member)
+      if at then
+        return tonumber(at)
+      end
     end
   end
   return false
@@ -139,8 +136,9 @@ end
 
 local untilus = math.max(mark_end(state[1]), mark_end(state[2]))
 if untilus > now or grace_until > now then
-  if granted_before() then
-    return reply(1, 0, 0, 1)
+  local at = granted_before()
+  if at then
+    return reply(1, 0, 0, at)
   end
   if grace_until > untilus then
     return reply(0, -2, grace_until - now, 0)
@@ -180,8 +178,9 @@ for i, l in ipairs(limits) do
 end
 if refused_by > 0 then
   -- A retry of a grant can find the limit full of its own entry.
-  if granted_before() then
-    return reply(1, 0, 0, 1)
+  local at = granted_before()
+  if at then
+    return reply(1, 0, 0, at)
   end
   return reply(0, refused_by, wait, 0)
 end
@@ -197,7 +196,7 @@ for i, l in ipairs(limits) do
       for _, j in ipairs(added) do
         redis.call('ZREM', limits[j].log, limits[j].member)
       end
-      return reply(1, 0, 0, 1)
+      return reply(1, 0, 0, tonumber(redis.call('ZSCORE', l.log, l.member)))
     end
     added[#added + 1] = i
   end

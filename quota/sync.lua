@@ -52,8 +52,7 @@ for i, l in ipairs(limits) do
 end
 
 local run = server_id()
-local epoch, grace_until, seq, restored, lost
-epoch, grace_until, seq, restored, lost, run = epoch_check(KEYS[1], KEYS[2], state[1], ARGV[1], tonumber(ARGV[6]),
+local epoch, grace_until, seq, restored, lost = epoch_check(KEYS[1], KEYS[2], state[1], ARGV[1], tonumber(ARGV[6]),
   ARGV[2], tonumber(ARGV[3]), now, limits, run)
 restored = restored and ARGV[1] ~= ''
 if lost then

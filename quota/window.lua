@@ -196,8 +196,7 @@ end
 
 -- epoch_check certifies the books before anything is decided. v is the epoch
 -- key as read; expected the epoch the caller last saw ('' for none) and seen
--- the highest seq it saw in it; run the server's run id (server_id), or nil
--- to trust that the server is the one that wrote the epoch key. The
+-- the highest seq it saw in it; run the server's run id (server_id). The
 -- books are lost when the epoch key is missing (even on a brand-new Redis:
 -- nobody can tell a first start from a restart, so the first start costs
 -- one grace), when another server process holds it (a restart or a
@@ -208,11 +207,10 @@ end
 -- (new_epoch), and every process replays before it spends.
 -- Returns id, grace_until_us, seq, replay (the epoch is not the caller's:
 -- it must replay its record before it spends), lost (this call found the
--- loss and started the epoch it names) and the run id to write with the
--- epoch key.
+-- loss and started the epoch it names).
 local function epoch_check(key, info, v, expected, seen, candidate, grace, now, limits, run)
   local id, grace_until, seq, held_by = parse_epoch(v)
-  local lost = id == nil or (run ~= nil and held_by ~= run) or (id == expected and seen > seq)
+  local lost = id == nil or held_by ~= run or (id == expected and seen > seq)
   if not lost then
     local cert = certificate(id)
     for _, l in ipairs(limits) do
@@ -223,9 +221,8 @@ local function epoch_check(key, info, v, expected, seen, candidate, grace, now, 
     end
   end
   if not lost then
-    return id, grace_until, seq, expected ~= id, false, run or held_by
+    return id, grace_until, seq, expected ~= id, false
   end
-  run = run or server_id()
   grace_until = new_epoch(key, info, candidate, grace, now, limits, run)
-  return candidate, grace_until, 0, true, true, run
+  return candidate, grace_until, 0, true, true
 end
