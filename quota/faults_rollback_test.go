@@ -127,10 +127,10 @@ func TestFaultFailbackToAServerThatKeptItsScripts(t *testing.T) {
 
 	// Failover to b (what Sentinel does): b is promoted, a demoted and
 	// resynced from b. The first calls to b meet NOSCRIPT: a loss, a grace.
-	if err := b.Client().SlaveOf(ctx, "NO", "ONE").Err(); err != nil {
+	if err := b.Client().ReplicaOf(ctx, "NO", "ONE").Err(); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Client().SlaveOf(ctx, "127.0.0.1", strconv.Itoa(b.Port)).Err(); err != nil {
+	if err := a.Client().ReplicaOf(ctx, "127.0.0.1", strconv.Itoa(b.Port)).Err(); err != nil {
 		t.Fatal(err)
 	}
 	target.Store(b.Addr())
@@ -156,7 +156,7 @@ func TestFaultFailbackToAServerThatKeptItsScripts(t *testing.T) {
 	// Failback: b dies, a is promoted again.
 	b.Kill()
 	a.Resume()
-	if err := a.Client().SlaveOf(ctx, "NO", "ONE").Err(); err != nil {
+	if err := a.Client().ReplicaOf(ctx, "NO", "ONE").Err(); err != nil {
 		t.Fatal(err)
 	}
 	target.Store(a.Addr())
