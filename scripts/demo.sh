@@ -20,6 +20,9 @@ trap cleanup EXIT INT TERM
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
 step "Starting the simulated YouTube on a free loopback port"
+# Created here, not by the background job's redirection: the loop below may
+# read it before the job has opened it.
+: >"$DIR/sim.out"
 "$BIN" simulate --addr 127.0.0.1:0 >"$DIR/sim.out" 2>"$DIR/sim.log" &
 sim_pid=$!
 url=""
