@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -12,8 +13,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/ytrend/ytrend/budget"
 	"github.com/ytrend/ytrend/config"
-	"github.com/ytrend/ytrend/internal/redisclient"
 	"github.com/ytrend/ytrend/metrics"
 	"github.com/ytrend/ytrend/quota"
 	"github.com/ytrend/ytrend/ratelimit"
@@ -61,44 +62,28 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, f
 		return nil, nil, fmt.Errorf("serve: %w", err)
 	}
 	closers = append(closers, func() { db.Close() })
-	var rdb redis.UniversalClient
-	var backend quota.Backend
-	if cfg.Redis.URL != "" {
-		rdb, err = redisclient.Open(cfg.Redis.URL, cfg.Redis.Timeout.D())
-		if err != nil {
-			closeAll()
-			return nil, nil, err
-		}
-		closers = append(closers, func() { rdb.Close() })
-		backend = quota.NewRedis(rdb)
-	} else {
-		// The embedded ledger keeps the budget in the archive, and its
-		// status transaction may store the limits' definitions on first
-		// use: it gets a handle of its own that can write, used only by
-		// /quota (cached for a second, so visitors cannot turn it into
-		// lock traffic).
-		ldb, err := store.Open(ctx, cfg.Store.Path)
-		if err != nil {
-			closeAll()
-			return nil, nil, fmt.Errorf("serve: %w", err)
-		}
-		closers = append(closers, func() { ldb.Close() })
-		backend = quota.NewSQLite(ldb.Writer())
-	}
-	// No record and no observer: serve only reads the budget's status.
-	budget, err := quota.New(cfg.QuotaConfig(), backend, quota.WithLogger(log))
+	// serve only reads the budget's status: no record, no observer. The
+	// embedded ledger gets a handle of its own that can write, used only
+	// by /quota (cached for a second, so visitors cannot turn it into lock
+	// traffic).
+	bud, err := budget.Open(ctx, cfg, budget.Options{StatusOnly: true, Log: log})
 	if err != nil {
 		closeAll()
+		if ae := (*budget.ArchiveError)(nil); errors.As(err, &ae) {
+			return nil, nil, fmt.Errorf("serve: %w", err)
+		}
 		return nil, nil, err
 	}
+	closers = append(closers, bud.Close)
+	rdb, limiter := bud.Redis, bud.Limiter
 	sc := ConfigFrom(cfg)
 	lim, err := NewLimiter(sc, rdb)
 	if err != nil {
 		closeAll()
 		return nil, nil, err
 	}
-	m := metrics.New(budget)
-	s, err := New(sc, Deps{Archive: db, Budget: &cachedStatus{budget: budget, ttl: time.Second}, Limiter: lim, Metrics: m.HTTP(), Log: log})
+	m := metrics.New(limiter)
+	s, err := New(sc, Deps{Archive: db, Budget: &cachedStatus{budget: limiter, ttl: time.Second}, Limiter: lim, Metrics: m.HTTP(), Log: log})
 	if err != nil {
 		closeAll()
 		return nil, nil, err
@@ -107,7 +92,7 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, f
 		if err := db.Ping(ctx); err != nil {
 			return nil, err
 		}
-		return nil, budget.Ping(ctx)
+		return nil, limiter.Ping(ctx)
 	}))
 	return s, closeAll, nil
 }

@@ -148,7 +148,7 @@ func (d *daemon) run(st *stop) error {
 	background.Go(func() {
 		a.limiter.Watch(bg, a.cfg.Redis.EpochCheck.D(), a.cfg.Redis.AuditInterval.D())
 	})
-	for _, w := range a.durability(st.Hard) {
+	for _, w := range a.budget.Durability(st.Hard) {
 		a.log.Warn("the budget's Redis can lose the books", "why", w)
 	}
 	if !d.opts.once {
@@ -192,7 +192,7 @@ func (d *daemon) run(st *stop) error {
 		}()
 	} else {
 		d.sched.Start()
-		a.log.Info("scheduler started", "regions", len(d.jobs), "credential", a.cfg.Credential, "budget", budgetName(a))
+		a.log.Info("scheduler started", "regions", len(d.jobs), "credential", a.cfg.Credential, "budget", a.budget.Name())
 		for _, fire := range d.sched.Next() {
 			a.log.Info("next run", "job", fire.Name, "at", fire.At.Format(time.RFC3339))
 		}
@@ -258,7 +258,7 @@ func (d *daemon) readiness(ctx context.Context) ([]string, error) {
 			detail = append(detail, "ledger "+n)
 		}
 	}
-	for _, w := range d.app.durability(ctx) {
+	for _, w := range d.app.budget.Durability(ctx) {
 		detail = append(detail, "warning: the budget can be lost: "+w)
 	}
 	return detail, nil
@@ -286,7 +286,7 @@ func (d *daemon) serve(addr string, h http.Handler) (string, error) {
 // this process spends from.
 func (d *daemon) serveArchive() error {
 	a := d.app
-	s, err := server.InProcess(a.cfg, d.opts.serve, a.db, a.limiter, a.rdb, d.metrics, a.log)
+	s, err := server.InProcess(a.cfg, d.opts.serve, a.db, a.limiter, a.budget.Redis, d.metrics, a.log)
 	if err != nil {
 		return err
 	}
@@ -353,11 +353,4 @@ func (a *app) maintain(ctx context.Context) error {
 		a.log.Info("maintenance finished", "index_segments", after, "duration", took)
 	}
 	return err
-}
-
-func budgetName(a *app) string {
-	if a.rdb != nil {
-		return "redis"
-	}
-	return "embedded ledger"
 }

@@ -40,13 +40,13 @@ func (c *cli) quotaStatusCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			warnings := a.durability(cmd.Context())
+			warnings := a.budget.Durability(cmd.Context())
 			if asJSON {
 				out := view.Status(st)
 				out.Warnings = append(out.Warnings, warnings...)
 				return writeJSON(c.stdout, out)
 			}
-			printStatus(c.stdout, st, budgetName(a))
+			printStatus(c.stdout, st, a.budget.Name())
 			for _, w := range warnings {
 				fmt.Fprintln(c.stdout, "warning: the budget can be lost: "+w)
 			}
