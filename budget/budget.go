@@ -185,3 +185,20 @@ func waitReplicas(ctx context.Context, cfg *config.Config, rdb redis.UniversalCl
 	}
 	return n
 }
+
+// Notes are what an operator should know about the budget's ledger
+// (each reads after "ledger "):
+// a rebuild after lost books, and a grace period in force.
+func Notes(st quota.Status) []string {
+	var out []string
+	l := st.Ledger
+	if !l.Rebuilt.IsZero() {
+		out = append(out, fmt.Sprintf("rebuilt at %s from %d local grants (epoch %s)",
+			l.Rebuilt.UTC().Format(time.RFC3339), l.Restored, l.Epoch))
+	}
+	if l.GraceUntil.After(st.At) {
+		out = append(out, fmt.Sprintf("admitting nothing until %s while processes restore their grants",
+			l.GraceUntil.UTC().Format(time.RFC3339)))
+	}
+	return out
+}

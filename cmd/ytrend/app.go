@@ -1,13 +1,11 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -72,10 +70,7 @@ type app struct {
 }
 
 type openOpts struct {
-	limiter   bool
-	mirror    bool // keep a mirror of the shared log (Redis only: the embedded ledger is the archive itself)
-	observer  func(quota.Result)
-	onRebuild func(quota.Rebuilt)
+	limiter bool // open the budget too
 }
 
 // open opens the archive and, if asked, the budget: Redis when a URL is
@@ -103,8 +98,7 @@ func (c *cli) open(cmd *cobra.Command, o openOpts) (*app, error) {
 	if !o.limiter {
 		return a, nil
 	}
-	a.budget, err = budget.Open(ctx, cfg, budget.Options{Archive: a.db, Mirror: o.mirror,
-		Observer: o.observer, OnRebuild: o.onRebuild, Log: log})
+	a.budget, err = budget.Open(ctx, cfg, budget.Options{Archive: a.db, Log: log})
 	if err != nil {
 		a.close()
 		return nil, err
@@ -120,36 +114,6 @@ func (a *app) close() {
 	if a.db != nil {
 		a.db.Close()
 	}
-}
-
-// ready reports whether the archive and the budget backend answer.
-func (a *app) ready(ctx context.Context) error {
-	if err := a.db.Ping(ctx); err != nil {
-		return err
-	}
-	if a.limiter != nil {
-		if err := a.limiter.Ping(ctx); err != nil {
-			return fmt.Errorf("quota backend: %w", err)
-		}
-	}
-	return nil
-}
-
-// ledgerNotes are what an operator should know about the budget's ledger
-// (each reads after "ledger "):
-// a rebuild after lost books, and a grace period in force.
-func ledgerNotes(st quota.Status) []string {
-	var out []string
-	l := st.Ledger
-	if !l.Rebuilt.IsZero() {
-		out = append(out, fmt.Sprintf("rebuilt at %s from %d local grants (epoch %s)",
-			l.Rebuilt.UTC().Format(time.RFC3339), l.Restored, l.Epoch))
-	}
-	if l.GraceUntil.After(st.At) {
-		out = append(out, fmt.Sprintf("admitting nothing until %s while processes restore their grants",
-			l.GraceUntil.UTC().Format(time.RFC3339)))
-	}
-	return out
 }
 
 // isTerminal reports whether w is a terminal, for bold highlights and bars.

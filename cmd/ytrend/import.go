@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ytrend/ytrend/daemon"
 	"github.com/ytrend/ytrend/dataset"
 	"github.com/ytrend/ytrend/regions"
 	"github.com/ytrend/ytrend/store"
@@ -87,8 +88,8 @@ when stderr is a terminal; a summary per file always does.`,
 				return err
 			}
 			defer a.close()
-			stop := newStop(cmd.Context(), tellUser(c.stderr, "storing the charts already read"))
-			defer stop.close()
+			stop := daemon.OnSignals(cmd.Context(), tellUser(c.stderr, "storing the charts already read"))
+			defer stop.Close()
 
 			var reports []view.ImportReport
 			var failure error
@@ -153,7 +154,7 @@ func (f *importFile) close() { f.f.Close() }
 
 // run imports the file in batches of about store.ImportBatchRows rows, one
 // transaction each, until its end, a stop, or an error.
-func (f *importFile) run(stop *stop, db *store.DB, stderr io.Writer) (rep view.ImportReport, err error) {
+func (f *importFile) run(stop *daemon.Signals, db *store.DB, stderr io.Writer) (rep view.ImportReport, err error) {
 	rep = view.ImportReport{File: f.path, Format: string(f.r.Format())}
 	start := time.Now()
 	p := newProgress(stderr, f.path+": imported", "rows", 0)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ytrend/ytrend/budget"
 	"github.com/ytrend/ytrend/config"
 	"github.com/ytrend/ytrend/quota"
 	"github.com/ytrend/ytrend/view"
@@ -82,7 +83,7 @@ func printStatus(w io.Writer, st quota.Status, backend string) {
 	if st.Ledger.Epoch != "" {
 		fmt.Fprintf(w, "\nledger: epoch %s, %s old\n", st.Ledger.Epoch, config.FormatDuration(st.Ledger.Age.Round(time.Second)))
 	}
-	for _, n := range ledgerNotes(st) {
+	for _, n := range budget.Notes(st) {
 		fmt.Fprintln(w, "ledger: "+n)
 	}
 	if st.Leader != nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ytrend/ytrend/config"
+	"github.com/ytrend/ytrend/daemon"
 	"github.com/ytrend/ytrend/server"
 )
 
@@ -46,8 +47,8 @@ a second signal stops at once.`,
 			if err != nil {
 				return err
 			}
-			stop := newStop(cmd.Context(), tellUser(c.stderr, "finishing the requests in flight"))
-			defer stop.close()
+			stop := daemon.OnSignals(cmd.Context(), tellUser(c.stderr, "finishing the requests in flight"))
+			defer stop.Close()
 			s, closeDeps, err := server.Open(stop.Hard, cfg, log)
 			if err != nil {
 				return err
