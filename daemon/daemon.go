@@ -190,18 +190,7 @@ func (d *Daemon) Start(ctx context.Context) error {
 		d.background.Go(func() { d.elector.Run(bg) })
 		// A process that dies on another host leaves its runs "running";
 		// this one notices within a minute or two, not only at its start.
-		d.background.Go(func() {
-			t := time.NewTicker(store.HeartbeatInterval * 4)
-			defer t.Stop()
-			for {
-				select {
-				case <-bg.Done():
-					return
-				case <-t.C:
-					d.markInterrupted(bg)
-				}
-			}
-		})
+		d.background.Go(func() { d.db.Sweep(bg, d.swept) })
 	}
 
 	if d.metrics != nil {
@@ -321,14 +310,19 @@ func (d *Daemon) observe(rep ingest.Report) {
 // markInterrupted ends the runs that crashed processes left running.
 func (d *Daemon) markInterrupted(ctx context.Context) error {
 	n, err := d.db.MarkInterrupted(ctx, time.Now())
+	d.swept(n, err)
+	return err
+}
+
+// swept logs what a sweep of abandoned runs found.
+func (d *Daemon) swept(n int, err error) {
 	if err != nil {
 		d.log.Error("could not mark the runs of crashed processes interrupted", "err", err)
-		return err
+		return
 	}
 	if n > 0 {
 		d.log.Warn("runs left running by a crashed process marked interrupted", "runs", n)
 	}
-	return nil
 }
 
 // readiness is /readyz's check and detail: whether this replica leads, the
