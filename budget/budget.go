@@ -24,6 +24,34 @@ import (
 // wait for the archive's write lock.
 const ledgerTimeout = 5 * time.Second
 
+// Config is the budget's part of ytrend's configuration.
+type Config struct {
+	Quota   quota.Config
+	Archive string // the archive's path, where the embedded ledger gets a handle of its own
+	Redis   string // redis.url; "" = the embedded ledger
+	Timeout time.Duration
+	// WaitReplicas and WaitTimeout are redis.wait_replicas and
+	// redis.wait_timeout; WaitDefaulted says wait_replicas was left unset.
+	WaitReplicas  int
+	WaitDefaulted bool
+	WaitTimeout   time.Duration
+	Warnings      []string // what the configuration risks, logged once by a process that spends
+}
+
+// ConfigFrom is the budget's part of cfg, once validated.
+func ConfigFrom(cfg *config.Config) Config {
+	c := Config{
+		Quota: cfg.QuotaConfig(), Archive: cfg.Store.Path,
+		Redis: cfg.Redis.URL, Timeout: cfg.Redis.Timeout.D(),
+		WaitDefaulted: cfg.WaitReplicasDefaulted(), WaitTimeout: cfg.Redis.WaitTimeout.D(),
+		Warnings: cfg.Warnings(),
+	}
+	if cfg.Redis.WaitReplicas != nil {
+		c.WaitReplicas = *cfg.Redis.WaitReplicas
+	}
+	return c
+}
+
 // Options say what a process does with the budget.
 type Options struct {
 	// Archive is the process's archive, open for writing: it holds the
@@ -63,7 +91,7 @@ type Budget struct {
 
 // Open opens the budget cfg names. Close releases what it opened (never
 // o.Archive).
-func Open(ctx context.Context, cfg *config.Config, o Options) (*Budget, error) {
+func Open(ctx context.Context, cfg Config, o Options) (*Budget, error) {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
@@ -72,13 +100,13 @@ func Open(ctx context.Context, cfg *config.Config, o Options) (*Budget, error) {
 	}
 	b := &Budget{}
 	var backend quota.Backend
-	if cfg.Redis.URL == "" {
+	if cfg.Redis == "" {
 		ledger := o.Archive
 		if ledger == nil {
 			// The embedded ledger's status transaction may store the
 			// limits' definitions on first use: a read-only archive
 			// cannot, so the ledger gets a handle of its own that can.
-			db, err := store.Open(ctx, cfg.Store.Path)
+			db, err := store.Open(ctx, cfg.Archive)
 			if err != nil {
 				return nil, &ArchiveError{Err: err}
 			}
@@ -87,7 +115,7 @@ func Open(ctx context.Context, cfg *config.Config, o Options) (*Budget, error) {
 		}
 		backend = quota.NewSQLite(ledger.Writer())
 	} else {
-		rdb, err := redisclient.Open(cfg.Redis.URL, cfg.Redis.Timeout.D())
+		rdb, err := redisclient.Open(cfg.Redis, cfg.Timeout)
 		if err != nil {
 			return nil, err
 		}
@@ -95,15 +123,15 @@ func Open(ctx context.Context, cfg *config.Config, o Options) (*Budget, error) {
 		b.closers = append(b.closers, func() { rdb.Close() })
 		var ropts []quota.RedisOption
 		if !o.StatusOnly {
-			ropts = append(ropts, quota.WithWaitReplicas(waitReplicas(ctx, cfg, rdb, o.Log), cfg.Redis.WaitTimeout.D()))
-			for _, w := range cfg.Warnings() {
+			ropts = append(ropts, quota.WithWaitReplicas(waitReplicas(ctx, cfg, rdb, o.Log), cfg.WaitTimeout))
+			for _, w := range cfg.Warnings {
 				o.Log.Warn(w)
 			}
 		}
 		backend = quota.NewRedis(rdb, ropts...)
 	}
 	lopts := []quota.Option{quota.WithLogger(o.Log)}
-	qcfg := cfg.QuotaConfig()
+	qcfg := cfg.Quota
 	if !o.StatusOnly {
 		// Every process keeps its own record of its grants in its archive,
 		// so that the books survive the ledger losing them.
@@ -163,17 +191,17 @@ func (b *Budget) Durability(ctx context.Context) []string {
 // can lose that master's writes (there is nothing to promote), and WAIT 1
 // would refuse every grant, so none is waited for; a replica attached later
 // counts from the next start.
-func waitReplicas(ctx context.Context, cfg *config.Config, rdb redis.UniversalClient, log *slog.Logger) int {
-	n := *cfg.Redis.WaitReplicas
-	if n == 0 || !cfg.WaitReplicasDefaulted() {
+func waitReplicas(ctx context.Context, cfg Config, rdb redis.UniversalClient, log *slog.Logger) int {
+	n := cfg.WaitReplicas
+	if n == 0 || !cfg.WaitDefaulted {
 		return n
 	}
-	if kind, _ := redisclient.KindOf(cfg.Redis.URL); kind != redisclient.Cluster {
+	if kind, _ := redisclient.KindOf(cfg.Redis); kind != redisclient.Cluster {
 		return n
 	}
-	cctx, cancel := context.WithTimeout(ctx, cfg.Redis.Timeout.D())
+	cctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
-	got, err := redisclient.Replicas(cctx, rdb, "ytrend:{"+cfg.Credential+"}:epoch")
+	got, err := redisclient.Replicas(cctx, rdb, "ytrend:{"+cfg.Quota.Credential+"}:epoch")
 	if err != nil {
 		log.Warn("redis: cannot count the credential's master's replicas; waiting for one per grant", "err", err)
 		return n

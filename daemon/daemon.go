@@ -95,7 +95,7 @@ func New(ctx context.Context, cfg *config.Config, deps Deps, opts Options) (*Dae
 		bo.Observer, bo.OnRebuild = d.metrics.ObserveReservation, d.metrics.ObserveRebuild
 	}
 	var err error
-	if d.budget, err = budget.Open(ctx, cfg, bo); err != nil {
+	if d.budget, err = budget.Open(ctx, budget.ConfigFrom(cfg), bo); err != nil {
 		return nil, err
 	}
 	d.limiter = d.budget.Limiter
@@ -375,7 +375,9 @@ func (d *Daemon) serve(addr string, h http.Handler) (string, error) {
 // the archive's reader pool (never in a fetch's way) and with the budget
 // this process spends from.
 func (d *Daemon) serveArchive() error {
-	s, err := server.InProcess(d.cfg, d.opts.Serve, d.db, d.limiter, d.budget.Redis, d.metrics, d.log)
+	sc := server.ConfigFrom(d.cfg)
+	sc.Listen = d.opts.Serve
+	s, err := server.InProcess(sc, d.db, d.limiter, d.budget.Redis, d.metrics, d.log)
 	if err != nil {
 		return err
 	}

@@ -98,7 +98,7 @@ func (c *cli) open(cmd *cobra.Command, o openOpts) (*app, error) {
 	if !o.limiter {
 		return a, nil
 	}
-	a.budget, err = budget.Open(ctx, cfg, budget.Options{Archive: a.db, Log: log})
+	a.budget, err = budget.Open(ctx, budget.ConfigFrom(cfg), budget.Options{Archive: a.db, Log: log})
 	if err != nil {
 		a.close()
 		return nil, err
