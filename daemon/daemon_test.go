@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,6 +22,11 @@ const testKey = "AIzaDaemon-test-key"
 // fetching regions from the simulated YouTube over real HTTP, one page
 // each.
 func newDaemon(t *testing.T, opts Options, codes ...regions.Code) (*Daemon, *store.DB) {
+	d, db, _ := newDaemonSim(t, opts, codes...)
+	return d, db
+}
+
+func newDaemonSim(t *testing.T, opts Options, codes ...regions.Code) (*Daemon, *store.DB, *sim.Server) {
 	t.Helper()
 	s, err := sim.New(sim.Config{Keys: []string{testKey}})
 	if err != nil {
@@ -54,7 +60,7 @@ func newDaemon(t *testing.T, opts Options, codes ...regions.Code) (*Daemon, *sto
 		t.Fatal(err)
 	}
 	t.Cleanup(d.Close)
-	return d, db
+	return d, db, s
 }
 
 // With Once every region runs once, outside the election, in stagger
@@ -86,6 +92,44 @@ func TestOnceRunsEveryRegionThenIsDone(t *testing.T) {
 	}
 	if len(runs) != 2 {
 		t.Errorf("%d runs stored, want 2", len(runs))
+	}
+}
+
+// StopAndCancel abandons the page in flight at once: the run ends as
+// interrupted, with its end recorded, and the stop says it cancelled it.
+func TestStopAndCancelAbandonsTheRunInFlight(t *testing.T) {
+	d, db, s := newDaemonSim(t, Options{Once: true}, "US")
+	s.SetFaults(sim.Faults{Latency: 10 * time.Minute}) // every answer hangs
+	if err := d.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; s.TotalRequests() == 0; i++ { // charged before the delay: the request is in flight
+		if i == 6000 {
+			t.Fatal("no request reached the simulator")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	err := d.StopAndCancel(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "in-flight runs were cancelled") {
+		t.Errorf("StopAndCancel: %v, want the in-flight run cancelled", err)
+	}
+	select {
+	case <-d.Done():
+	default:
+		t.Fatal("StopAndCancel returned before the run did")
+	}
+	d.mu.Lock()
+	reps := d.reports
+	d.mu.Unlock()
+	if len(reps) != 1 || reps[0].Status != ingest.StatusInterrupted || reps[0].Pages != 0 {
+		t.Fatalf("reports %+v, want one interrupted run with no page", reps)
+	}
+	runs, err := db.Runs(context.Background(), store.RunFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 1 || runs[0].Status != store.StatusInterrupted {
+		t.Errorf("stored runs %+v, want one, interrupted", runs)
 	}
 }
 
