@@ -17,6 +17,7 @@ type instance struct {
 	pid   int
 	pidns string        // the pid namespace, e.g. "pid:[4026531836]"; "" if unknown
 	every time.Duration // heartbeat interval; HeartbeatInterval but in tests
+	sweep time.Duration // Sweep's interval; SweepInterval but in tests
 
 	mu         sync.Mutex
 	registered bool // its row exists and beat runs
@@ -35,7 +36,7 @@ func newInstance() *instance {
 	pid := os.Getpid()
 	pidns, _ := os.Readlink("/proc/self/ns/pid")
 	return &instance{
-		id: host + ":" + strconv.Itoa(pid) + ":" + hex.EncodeToString(b[:]), host: host, pid: pid, pidns: pidns, every: HeartbeatInterval,
+		id: host + ":" + strconv.Itoa(pid) + ":" + hex.EncodeToString(b[:]), host: host, pid: pid, pidns: pidns, every: HeartbeatInterval, sweep: SweepInterval,
 		stop: make(chan struct{}), stopped: make(chan struct{}),
 	}
 }

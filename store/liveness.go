@@ -99,7 +99,7 @@ func (db *DB) unregister() {
 // Sweep runs MarkInterrupted every SweepInterval until ctx ends, and tells
 // swept, if not nil, each result.
 func (db *DB) Sweep(ctx context.Context, swept func(n int, err error)) {
-	t := time.NewTicker(SweepInterval)
+	t := time.NewTicker(db.self.sweep)
 	defer t.Stop()
 	for {
 		select {
