@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/ytrend/ytrend/apiv1"
-	"github.com/ytrend/ytrend/internal/archivetest"
+	"github.com/ytrend/ytrend/testkit/archivetest"
 )
 
 // The API over real HTTP and a real archive: status codes, the shapes'

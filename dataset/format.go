@@ -52,6 +52,9 @@ var (
 	// ErrNoRegion is wrapped when a public dataset's region is neither
 	// given nor in its file name.
 	ErrNoRegion = errors.New("no region")
+	// ErrStopped is returned by Import when its stop channel closed: the
+	// charts already read were stored first.
+	ErrStopped = errors.New("import stopped")
 )
 
 // layouts are tried in this order: the export's columns include 2020's.

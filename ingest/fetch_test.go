@@ -22,11 +22,11 @@ import (
 	"github.com/ytrend/ytrend/config"
 	"github.com/ytrend/ytrend/ingest"
 	"github.com/ytrend/ytrend/ingest/sim"
-	"github.com/ytrend/ytrend/internal/logbuf"
 	"github.com/ytrend/ytrend/internal/secret"
 	"github.com/ytrend/ytrend/quota"
 	"github.com/ytrend/ytrend/regions"
 	"github.com/ytrend/ytrend/store"
+	"github.com/ytrend/ytrend/testkit/logbuf"
 )
 
 // testKey is distinctive so a leak is easy to grep for.

@@ -155,12 +155,6 @@ func (s *Scheduler) Shutdown(ctx context.Context, grace time.Duration) error {
 	}
 }
 
-// Kill cancels everything at once (a second signal).
-func (s *Scheduler) Kill() {
-	s.stopNow()
-	s.cancel()
-}
-
 // stopNow begins the soft stop: no run starts after it.
 func (s *Scheduler) stopNow() {
 	s.mu.Lock()

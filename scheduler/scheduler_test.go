@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/ytrend/ytrend/config"
-	"github.com/ytrend/ytrend/internal/logbuf"
 	"github.com/ytrend/ytrend/regions"
+	"github.com/ytrend/ytrend/testkit/logbuf"
 )
 
 // aligned fires at every multiple of period: an injected sub-second schedule.

@@ -5,10 +5,10 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/ytrend/ytrend/internal/archivetest"
-	"github.com/ytrend/ytrend/internal/synth"
 	"github.com/ytrend/ytrend/search"
 	"github.com/ytrend/ytrend/store"
+	"github.com/ytrend/ytrend/testkit/archivetest"
+	"github.com/ytrend/ytrend/testkit/synth"
 )
 
 func openGlued(tb testing.TB) *store.DB {

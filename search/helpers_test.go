@@ -4,13 +4,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ytrend/ytrend/internal/archivetest"
 	"github.com/ytrend/ytrend/regions"
 	"github.com/ytrend/ytrend/store"
+	"github.com/ytrend/ytrend/testkit/archivetest"
 )
 
 // The engine is tested through the archive it searches: a real store in
-// t.TempDir(), written as a fetch writes it (internal/archivetest).
+// t.TempDir(), written as a fetch writes it (testkit/archivetest).
 
 // t0 is the fixtures' clock.
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)

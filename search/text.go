@@ -428,7 +428,7 @@ type Terms []byte
 const termsVersion = 1
 
 // TermsVersion is the format of the stored term blobs; cached benchmark
-// archives (internal/archivetest) are keyed on it.
+// archives (testkit/archivetest) are keyed on it.
 const TermsVersion = termsVersion
 
 type termCounts [4]uint8 // title, tags, channel, description

@@ -178,7 +178,7 @@ func TestAPIRegionsRunsQuota(t *testing.T) {
 			t.Fatalf("GB is named %q", r.Name)
 		}
 	}
-	if fetched != 14 { // internal/synth's regions
+	if fetched != 14 { // testkit/synth's regions
 		t.Fatalf("%d regions fetched, want 14", fetched)
 	}
 

@@ -13,11 +13,11 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/ytrend/ytrend/internal/archivetest"
 	"github.com/ytrend/ytrend/metrics"
 	"github.com/ytrend/ytrend/regions"
 	"github.com/ytrend/ytrend/server"
 	"github.com/ytrend/ytrend/store"
+	"github.com/ytrend/ytrend/testkit/archivetest"
 	"github.com/ytrend/ytrend/view"
 )
 

@@ -21,13 +21,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ytrend/ytrend/config"
-	"github.com/ytrend/ytrend/internal/archivetest"
-	"github.com/ytrend/ytrend/internal/logbuf"
 	"github.com/ytrend/ytrend/metrics"
 	"github.com/ytrend/ytrend/quota"
 	"github.com/ytrend/ytrend/ratelimit"
 	"github.com/ytrend/ytrend/server"
 	"github.com/ytrend/ytrend/store"
+	"github.com/ytrend/ytrend/testkit/archivetest"
+	"github.com/ytrend/ytrend/testkit/logbuf"
 )
 
 // fixtureVideos is the size of the archive every test reads: 26 charts over

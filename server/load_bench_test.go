@@ -13,16 +13,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ytrend/ytrend/internal/archivetest"
-	"github.com/ytrend/ytrend/internal/synth"
 	"github.com/ytrend/ytrend/regions"
 	"github.com/ytrend/ytrend/server"
 	"github.com/ytrend/ytrend/store"
+	"github.com/ytrend/ytrend/testkit/archivetest"
+	"github.com/ytrend/ytrend/testkit/synth"
 )
 
 // BenchmarkServeLoad measures the search, chart and video pages under 50
 // concurrent clients over real HTTP, against the cached 100k and 1M
-// archives (internal/archivetest; the first run builds them), and reports
+// archives (testkit/archivetest; the first run builds them), and reports
 // latency percentiles per page. Each iteration is 3000 requests, a third of
 // each kind, in random order; no rate limit.
 //

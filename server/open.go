@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -12,8 +13,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/ytrend/ytrend/budget"
 	"github.com/ytrend/ytrend/config"
-	"github.com/ytrend/ytrend/internal/redisclient"
 	"github.com/ytrend/ytrend/metrics"
 	"github.com/ytrend/ytrend/quota"
 	"github.com/ytrend/ytrend/ratelimit"
@@ -44,61 +45,44 @@ func NewLimiter(cfg Config, rdb redis.UniversalClient) (Limiter, error) {
 	return ratelimit.NewMemory(cfg.RateLimit), nil
 }
 
-// Open builds everything ytrend serve needs from the configuration: the
-// archive opened read-only, the budget's status (Redis, or the ledger in the
+// Open builds everything ytrend serve needs: the archive at path opened
+// read-only, the budget's status (Redis, or the embedded ledger in the
 // archive), the limiter and the metrics (served at /metrics to loopback
-// clients only). A daemon that already holds these builds Deps itself and
-// calls New. The returned func closes what Open opened.
-func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, func(), error) {
+// clients only). A daemon that already holds these calls InProcess. The
+// returned func closes what Open opened.
+func Open(ctx context.Context, cfg Config, path string, bc budget.Config, log *slog.Logger) (*Server, func(), error) {
 	var closers []func()
 	closeAll := func() {
 		for i := len(closers) - 1; i >= 0; i-- {
 			closers[i]()
 		}
 	}
-	db, err := store.Open(ctx, cfg.Store.Path, store.ReadOnly())
+	db, err := store.Open(ctx, path, store.ReadOnly())
 	if err != nil {
 		return nil, nil, fmt.Errorf("serve: %w", err)
 	}
 	closers = append(closers, func() { db.Close() })
-	var rdb redis.UniversalClient
-	var backend quota.Backend
-	if cfg.Redis.URL != "" {
-		rdb, err = redisclient.Open(cfg.Redis.URL, cfg.Redis.Timeout.D())
-		if err != nil {
-			closeAll()
-			return nil, nil, err
-		}
-		closers = append(closers, func() { rdb.Close() })
-		backend = quota.NewRedis(rdb)
-	} else {
-		// The embedded ledger keeps the budget in the archive, and its
-		// status transaction may store the limits' definitions on first
-		// use: it gets a handle of its own that can write, used only by
-		// /quota (cached for a second, so visitors cannot turn it into
-		// lock traffic).
-		ldb, err := store.Open(ctx, cfg.Store.Path)
-		if err != nil {
-			closeAll()
+	// serve only reads the budget's status: no record, no observer. The
+	// embedded ledger gets a handle of its own that can write, used only
+	// by /quota (cached for a second, so visitors cannot turn it into lock
+	// traffic).
+	bud, err := budget.Open(ctx, bc, budget.Options{StatusOnly: true, Log: log})
+	if err != nil {
+		closeAll()
+		if ae := (*budget.ArchiveError)(nil); errors.As(err, &ae) {
 			return nil, nil, fmt.Errorf("serve: %w", err)
 		}
-		closers = append(closers, func() { ldb.Close() })
-		backend = quota.NewSQLite(ldb.Writer())
+		return nil, nil, err
 	}
-	// No record and no observer: serve only reads the budget's status.
-	budget, err := quota.New(cfg.QuotaConfig(), backend, quota.WithLogger(log))
+	closers = append(closers, bud.Close)
+	rdb, limiter := bud.Redis, bud.Limiter
+	lim, err := NewLimiter(cfg, rdb)
 	if err != nil {
 		closeAll()
 		return nil, nil, err
 	}
-	sc := ConfigFrom(cfg)
-	lim, err := NewLimiter(sc, rdb)
-	if err != nil {
-		closeAll()
-		return nil, nil, err
-	}
-	m := metrics.New(budget)
-	s, err := New(sc, Deps{Archive: db, Budget: &cachedStatus{budget: budget, ttl: time.Second}, Limiter: lim, Metrics: m.HTTP(), Log: log})
+	m := metrics.New(limiter)
+	s, err := New(cfg, Deps{Archive: db, Budget: &cachedStatus{budget: limiter, ttl: time.Second}, Limiter: lim, Metrics: m.HTTP(), Log: log})
 	if err != nil {
 		closeAll()
 		return nil, nil, err
@@ -107,7 +91,7 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, f
 		if err := db.Ping(ctx); err != nil {
 			return nil, err
 		}
-		return nil, budget.Ping(ctx)
+		return nil, limiter.Ping(ctx)
 	}))
 	return s, closeAll, nil
 }
@@ -117,10 +101,8 @@ func Open(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Server, f
 // archive through db's reader pool, which never waits for the fetches'
 // writes, answers /quota from the budget the process spends from, and adds
 // its HTTP collectors to m (nil: a registry of its own, not served).
-func InProcess(cfg *config.Config, listen string, db *store.DB, budget *quota.Limiter, rdb redis.UniversalClient,
+func InProcess(sc Config, db *store.DB, budget *quota.Limiter, rdb redis.UniversalClient,
 	m *metrics.Metrics, log *slog.Logger) (*Server, error) {
-	sc := ConfigFrom(cfg)
-	sc.Listen = listen
 	lim, err := NewLimiter(sc, rdb)
 	if err != nil {
 		return nil, err

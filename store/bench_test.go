@@ -13,11 +13,11 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/ytrend/ytrend/internal/archivetest"
-	"github.com/ytrend/ytrend/internal/synth"
 	"github.com/ytrend/ytrend/regions"
 	"github.com/ytrend/ytrend/search"
 	"github.com/ytrend/ytrend/store"
+	"github.com/ytrend/ytrend/testkit/archivetest"
+	"github.com/ytrend/ytrend/testkit/synth"
 )
 
 // Benchmarks run against archives of 100k and 1M synthetic videos, built
@@ -37,7 +37,7 @@ var benchSizes = []struct {
 func benchGenerator() *synth.Generator { return synth.New(synth.Config{Seed: 1}) }
 
 // benchArchive returns the path of a cached archive of n videos, building it
-// on first use (internal/archivetest, shared with serve's load benchmark).
+// on first use (testkit/archivetest, shared with serve's load benchmark).
 func benchArchive(tb testing.TB, n int) string { return archivetest.Cached(tb, n) }
 
 func openBench(tb testing.TB, path string, opts ...store.Option) *store.DB {

@@ -26,6 +26,9 @@ func RegionFacet(region regions.Code) string { return search.RegionFacet(region)
 // before the first StartRun.
 func SetHeartbeat(db *DB, d time.Duration) { db.self.every = d }
 
+// SetSweep makes db's Sweep look every d instead of SweepInterval.
+func SetSweep(db *DB, d time.Duration) { db.self.sweep = d }
+
 // Degram puts every video's index data back as binaries before
 // 0007_regram wrote it (grams of the title only) and marks the upgrades
 // since pending, as an archive upgraded from them is.

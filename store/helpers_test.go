@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ytrend/ytrend/internal/archivetest"
 	"github.com/ytrend/ytrend/regions"
 	"github.com/ytrend/ytrend/store"
+	"github.com/ytrend/ytrend/testkit/archivetest"
 )
 
 // t0 is the fixtures' clock.

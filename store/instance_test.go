@@ -152,3 +152,52 @@ func sortStrings(s []string) []string {
 	}
 	return out
 }
+
+// Sweep repeats MarkInterrupted until its context ends: the run of a
+// process that exited while it was running is found by another process's
+// sweep, which is told, and ends as interrupted.
+func TestSweepFindsAbandonedRuns(t *testing.T) {
+	b, path := openDB(t)
+	store.SetSweep(b, 10*time.Millisecond)
+	ctx := context.Background()
+	a, err := store.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.StartRun(ctx, "US", store.TriggerCLI, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	a.Close() // its instance row goes; its run stays "running"
+
+	found := make(chan int, 1)
+	sweepCtx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		b.Sweep(sweepCtx, func(n int, err error) {
+			if err != nil {
+				t.Error(err)
+			}
+			if n > 0 {
+				found <- n
+			}
+		})
+	}()
+	select {
+	case n := <-found:
+		if n != 1 {
+			t.Errorf("sweep marked %d runs, want 1", n)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the sweep never found the abandoned run")
+	}
+	cancel()
+	<-done
+	runs, err := b.Runs(ctx, store.RunFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 1 || runs[0].Status != store.StatusInterrupted || !strings.HasSuffix(runs[0].Error, "has exited") {
+		t.Errorf("runs %+v, want one interrupted: its process has exited", runs)
+	}
+}

@@ -5,8 +5,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/ytrend/ytrend/internal/synth"
 	"github.com/ytrend/ytrend/store"
+	"github.com/ytrend/ytrend/testkit/synth"
 )
 
 // An archive whose rows were indexed with title grams only (as before

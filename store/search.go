@@ -33,7 +33,7 @@ const (
 )
 
 // TermsVersion is the format of the stored term blobs; cached benchmark
-// archives (internal/archivetest) are keyed on it.
+// archives (testkit/archivetest) are keyed on it.
 const TermsVersion = search.TermsVersion
 
 // Search finds videos matching q. No match is an empty, non-nil slice. Text

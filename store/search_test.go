@@ -10,9 +10,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/ytrend/ytrend/internal/archivetest"
 	"github.com/ytrend/ytrend/regions"
 	"github.com/ytrend/ytrend/store"
+	"github.com/ytrend/ytrend/testkit/archivetest"
 )
 
 // day is a fixture day; the fixture's newest sighting is t0+10 days.

@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ytrend/ytrend/internal/archivetest"
-	"github.com/ytrend/ytrend/internal/synth"
 	"github.com/ytrend/ytrend/regions"
 	"github.com/ytrend/ytrend/search"
 	"github.com/ytrend/ytrend/store"
+	"github.com/ytrend/ytrend/testkit/archivetest"
+	"github.com/ytrend/ytrend/testkit/synth"
 )
 
 // The default search walks blocks of ids best bound first and stops early;

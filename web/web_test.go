@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ytrend/ytrend/internal/archivetest"
+	"github.com/ytrend/ytrend/testkit/archivetest"
 	"github.com/ytrend/ytrend/web"
 )
 

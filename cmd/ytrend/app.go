@@ -1,17 +1,15 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
+	"github.com/ytrend/ytrend/budget"
 	"github.com/ytrend/ytrend/config"
 	"github.com/ytrend/ytrend/internal/redisclient"
 	"github.com/ytrend/ytrend/quota"
@@ -62,24 +60,17 @@ func (c *cli) newLogger() (*slog.Logger, error) {
 	return log, nil
 }
 
-// ledgerTimeout is the least time a budget call on the embedded ledger may
-// wait for the archive's write lock.
-const ledgerTimeout = 5 * time.Second
-
 // app is what the commands that touch the archive or the budget share.
 type app struct {
 	cfg     *config.Config
 	log     *slog.Logger
 	db      *store.DB
-	limiter *quota.Limiter
-	rdb     redis.UniversalClient
+	budget  *budget.Budget // nil unless asked for
+	limiter *quota.Limiter // budget's
 }
 
 type openOpts struct {
-	limiter   bool
-	mirror    bool // keep a mirror of the shared log (Redis only: the embedded ledger is the archive itself)
-	observer  func(quota.Result)
-	onRebuild func(quota.Rebuilt)
+	limiter bool // open the budget too
 }
 
 // open opens the archive and, if asked, the budget: Redis when a URL is
@@ -107,121 +98,22 @@ func (c *cli) open(cmd *cobra.Command, o openOpts) (*app, error) {
 	if !o.limiter {
 		return a, nil
 	}
-	var backend quota.Backend
-	if cfg.Redis.URL == "" {
-		backend = quota.NewSQLite(a.db.Writer())
-	} else {
-		a.rdb, err = redisclient.Open(cfg.Redis.URL, cfg.Redis.Timeout.D())
-		if err != nil {
-			a.close()
-			return nil, err
-		}
-		backend = quota.NewRedis(a.rdb, quota.WithWaitReplicas(waitReplicas(ctx, cfg, a.rdb, log), cfg.Redis.WaitTimeout.D()))
-		for _, w := range cfg.Warnings() {
-			log.Warn(w)
-		}
-	}
-	// Every process keeps its own record of its grants in its archive, so
-	// that the books survive the ledger losing them.
-	lopts := []quota.Option{quota.WithLogger(log), quota.WithRecord(a.db.Writer()),
-		quota.WithObserver(o.observer), quota.WithRebuildObserver(o.onRebuild)}
-	if o.mirror && cfg.Redis.URL != "" {
-		lopts = append(lopts, quota.WithMirror())
-	}
-	qcfg := cfg.QuotaConfig()
-	if cfg.Redis.URL == "" {
-		// The embedded ledger is local: waiting means another process is
-		// writing a page, not an outage, so it gets the archive's lock wait
-		// before the failure policy applies.
-		qcfg.Timeout = max(qcfg.Timeout, ledgerTimeout)
-	}
-	a.limiter, err = quota.New(qcfg, backend, lopts...)
+	a.budget, err = budget.Open(ctx, budget.ConfigFrom(cfg), budget.Options{Archive: a.db, Log: log})
 	if err != nil {
 		a.close()
 		return nil, err
 	}
+	a.limiter = a.budget.Limiter
 	return a, nil
 }
 
-// waitReplicas is redis.wait_replicas, but for one case: left to its default
-// on a Cluster whose master for the credential has no replica. No failover
-// can lose that master's writes (there is nothing to promote), and WAIT 1
-// would refuse every grant, so none is waited for; a replica attached later
-// counts from the next start.
-func waitReplicas(ctx context.Context, cfg *config.Config, rdb redis.UniversalClient, log *slog.Logger) int {
-	n := *cfg.Redis.WaitReplicas
-	if n == 0 || !cfg.WaitReplicasDefaulted() {
-		return n
-	}
-	if kind, _ := redisclient.KindOf(cfg.Redis.URL); kind != redisclient.Cluster {
-		return n
-	}
-	cctx, cancel := context.WithTimeout(ctx, cfg.Redis.Timeout.D())
-	defer cancel()
-	got, err := redisclient.Replicas(cctx, rdb, "ytrend:{"+cfg.Credential+"}:epoch")
-	if err != nil {
-		log.Warn("redis: cannot count the credential's master's replicas; waiting for one per grant", "err", err)
-		return n
-	}
-	if got == 0 {
-		log.Info("redis: the credential's Cluster master has no replica, so no failover can lose its writes; "+
-			"grants are not waited for (restart after attaching a replica to wait for it)", "wait_replicas", n)
-		return 0
-	}
-	return n
-}
-
 func (a *app) close() {
-	if a.rdb != nil {
-		a.rdb.Close()
+	if a.budget != nil {
+		a.budget.Close()
 	}
 	if a.db != nil {
 		a.db.Close()
 	}
-}
-
-// ready reports whether the archive and the budget backend answer.
-func (a *app) ready(ctx context.Context) error {
-	if err := a.db.Ping(ctx); err != nil {
-		return err
-	}
-	if a.limiter != nil {
-		if err := a.limiter.Ping(ctx); err != nil {
-			return fmt.Errorf("quota backend: %w", err)
-		}
-	}
-	return nil
-}
-
-// durability says how the budget's Redis could lose the books (see
-// redisclient.Durability); nothing for the embedded ledger, or when the
-// server cannot be asked (the caller hears about that elsewhere).
-func (a *app) durability(ctx context.Context) []string {
-	if a.rdb == nil {
-		return nil
-	}
-	w, err := redisclient.Durability(ctx, a.rdb)
-	if err != nil {
-		return nil
-	}
-	return w
-}
-
-// ledgerNotes are what an operator should know about the budget's ledger
-// (each reads after "ledger "):
-// a rebuild after lost books, and a grace period in force.
-func ledgerNotes(st quota.Status) []string {
-	var out []string
-	l := st.Ledger
-	if !l.Rebuilt.IsZero() {
-		out = append(out, fmt.Sprintf("rebuilt at %s from %d local grants (epoch %s)",
-			l.Rebuilt.UTC().Format(time.RFC3339), l.Restored, l.Epoch))
-	}
-	if l.GraceUntil.After(st.At) {
-		out = append(out, fmt.Sprintf("admitting nothing until %s while processes restore their grants",
-			l.GraceUntil.UTC().Format(time.RFC3339)))
-	}
-	return out
 }
 
 // isTerminal reports whether w is a terminal, for bold highlights and bars.

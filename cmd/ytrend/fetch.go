@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -12,8 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ytrend/ytrend/config"
+	"github.com/ytrend/ytrend/daemon"
 	"github.com/ytrend/ytrend/ingest"
-	"github.com/ytrend/ytrend/internal/secret"
 	"github.com/ytrend/ytrend/regions"
 	"github.com/ytrend/ytrend/view"
 )
@@ -52,9 +51,9 @@ budget refused (try again after the retry-after it prints); 1 errors.`,
 			if err != nil {
 				return err
 			}
-			stop := newStop(cmd.Context(), tellUser(c.stderr, "finishing the page in flight"))
-			defer stop.close()
-			f, err := ingest.New(stop.Hard, a.limiter, a.db, fetcherOptions(a.cfg, key, a.log))
+			stop := daemon.OnSignals(cmd.Context(), tellUser(c.stderr, "finishing the page in flight"))
+			defer stop.Close()
+			f, err := ingest.New(stop.Hard, a.limiter, a.db, ingest.OptionsFrom(a.cfg, key, a.log))
 			if err != nil {
 				return err
 			}
@@ -117,15 +116,6 @@ func parseRegions(args []string) ([]regions.Code, error) {
 		return nil, fmt.Errorf("no region given; e.g. ytrend fetch US")
 	}
 	return codes, nil
-}
-
-func fetcherOptions(cfg *config.Config, key secret.Value, log *slog.Logger) ingest.Options {
-	return ingest.Options{
-		Endpoint: cfg.YouTube.Endpoint, APIKey: key,
-		Timeout: cfg.YouTube.Timeout.D(), Retries: cfg.YouTube.Retries,
-		Backoff: cfg.YouTube.Backoff.D(), MaxBackoff: cfg.YouTube.MaxBackoff.D(),
-		Logger: log,
-	}
 }
 
 func printProgress(w io.Writer, p ingest.Progress, pages int) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ytrend/ytrend/daemon"
 	"github.com/ytrend/ytrend/dataset"
 	"github.com/ytrend/ytrend/regions"
 	"github.com/ytrend/ytrend/store"
@@ -87,8 +88,8 @@ when stderr is a terminal; a summary per file always does.`,
 				return err
 			}
 			defer a.close()
-			stop := newStop(cmd.Context(), tellUser(c.stderr, "storing the charts already read"))
-			defer stop.close()
+			stop := daemon.OnSignals(cmd.Context(), tellUser(c.stderr, "storing the charts already read"))
+			defer stop.Close()
 
 			var reports []view.ImportReport
 			var failure error
@@ -151,87 +152,34 @@ func openImport(path string, region regions.Code) (*importFile, error) {
 
 func (f *importFile) close() { f.f.Close() }
 
-// run imports the file in batches of about store.ImportBatchRows rows, one
-// transaction each, until its end, a stop, or an error.
-func (f *importFile) run(stop *stop, db *store.DB, stderr io.Writer) (rep view.ImportReport, err error) {
+// run imports the file (dataset.Import) and reports how it went.
+func (f *importFile) run(stop *daemon.Signals, db *store.DB, stderr io.Writer) (rep view.ImportReport, err error) {
 	rep = view.ImportReport{File: f.path, Format: string(f.r.Format())}
 	start := time.Now()
 	p := newProgress(stderr, f.path+": imported", "rows", 0)
-	defer func() {
-		p.done()
-		dr := f.r.Report()
-		rep.Rows, rep.Charts, rep.Skipped, rep.SkippedBy, rep.CutOff = dr.Rows, dr.Charts, dr.Skipped, dr.ByKind, dr.CutOff
-		rep.Skips = []view.ImportSkip{}
-		for _, s := range dr.Skips {
-			rep.Skips = append(rep.Skips, view.ImportSkip{Line: s.Line, Field: s.Field, Kind: s.Kind, Reason: s.Reason})
-		}
-		rep.Seconds = time.Since(start).Seconds()
-		rep.RowsPerSecond = float64(rep.Rows) / max(rep.Seconds, 1e-6)
-	}()
-	var batch []store.ImportedChart
-	rows := 0
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
-		res, err := db.ImportCharts(stop.Hard, batch)
-		if err != nil {
-			rep.Error = err.Error()
-			return fmt.Errorf("%s: %w", f.path, err)
-		}
-		for i, r := range res {
-			n := 0
-			for _, pg := range batch[i].Pages {
-				n += len(pg.Videos)
-			}
-			if r.Skipped {
-				rep.AlreadyThere++
-			} else {
-				rep.Imported++
-				rep.ImportedRows += n
-				rep.NewVideos += r.New
-				rep.UpdatedVideos += r.Updated
-			}
-		}
-		p.add(int64(rows))
-		batch, rows = batch[:0], 0
-		return nil
+	imp, err := dataset.Import(stop.Hard, stop.Soft.Done(), f.r, db, func(rows int) { p.add(int64(rows)) })
+	p.done()
+	rep.Imported, rep.ImportedRows, rep.AlreadyThere = imp.Charts, imp.Rows, imp.AlreadyThere
+	rep.NewVideos, rep.UpdatedVideos, rep.Region = imp.NewVideos, imp.UpdatedVideos, string(imp.Region)
+	dr := f.r.Report()
+	rep.Rows, rep.Charts, rep.Skipped, rep.SkippedBy, rep.CutOff = dr.Rows, dr.Charts, dr.Skipped, dr.ByKind, dr.CutOff
+	rep.Skips = []view.ImportSkip{}
+	for _, s := range dr.Skips {
+		rep.Skips = append(rep.Skips, view.ImportSkip{Line: s.Line, Field: s.Field, Kind: s.Kind, Reason: s.Reason})
 	}
-	for {
-		select {
-		case <-stop.Soft.Done():
-			// The charts already read are stored: a moment's work.
-			if err := flush(); err != nil {
-				return rep, err
-			}
-			rep.Stopped = true
-			return rep, withCode(exitError, fmt.Errorf("stopped: %s imported up to the batch in flight", f.path))
-		default:
-		}
-		c, err := f.r.Next()
-		if errors.Is(err, io.EOF) {
-			return rep, flush()
-		}
-		if err != nil {
-			if ferr := flush(); ferr != nil {
-				return rep, ferr
-			}
-			rep.Error = err.Error()
-			return rep, err
-		}
-		if f.r.Format() != dataset.FormatYtrend {
-			rep.Region = string(c.Region)
-		}
-		batch = append(batch, c)
-		for _, pg := range c.Pages {
-			rows += len(pg.Videos)
-		}
-		if rows >= store.ImportBatchRows {
-			if err := flush(); err != nil {
-				return rep, err
-			}
-		}
+	rep.Seconds = time.Since(start).Seconds()
+	rep.RowsPerSecond = float64(rep.Rows) / max(rep.Seconds, 1e-6)
+	var se *dataset.StoreError
+	switch {
+	case errors.Is(err, dataset.ErrStopped):
+		rep.Stopped = true
+		return rep, withCode(exitError, fmt.Errorf("stopped: %s imported up to the batch in flight", f.path))
+	case errors.As(err, &se):
+		rep.Error = se.Err.Error()
+	case err != nil:
+		rep.Error = err.Error()
 	}
+	return rep, err
 }
 
 func printImport(w io.Writer, r view.ImportReport) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ytrend/ytrend/daemon"
 	"github.com/ytrend/ytrend/migrations"
 	"github.com/ytrend/ytrend/store"
 )
@@ -76,8 +77,8 @@ A database migrated by a newer ytrend is refused and left untouched.`,
 			}
 			upgrades := strings.Join(st.Upgrades, "; ")
 			fmt.Fprintf(c.stderr, "%s: indexing %s: %d videos\n", path, upgrades, st.Pending)
-			stop := newStop(cmd.Context(), tellUser(c.stderr, "finishing the step in flight"))
-			defer stop.close()
+			stop := daemon.OnSignals(cmd.Context(), tellUser(c.stderr, "finishing the step in flight"))
+			defer stop.Close()
 			last := time.Now()
 			err = db.Regram(stop.Soft, func(st store.RegramStatus) {
 				if isTerminal(c.stderr) && time.Since(last) > time.Second {

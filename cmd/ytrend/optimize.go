@@ -7,6 +7,8 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/ytrend/ytrend/daemon"
 )
 
 func (c *cli) optimizeCmd() *cobra.Command {
@@ -35,7 +37,7 @@ optimize loses nothing and the next one carries on.`,
 				return err
 			}
 			defer a.close()
-			return a.maintain(cmd.Context())
+			return daemon.Maintain(cmd.Context(), a.db, a.cfg.Store.Path, a.log)
 		},
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ytrend/ytrend/budget"
 	"github.com/ytrend/ytrend/config"
 	"github.com/ytrend/ytrend/quota"
 	"github.com/ytrend/ytrend/view"
@@ -40,13 +41,13 @@ func (c *cli) quotaStatusCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			warnings := a.durability(cmd.Context())
+			warnings := a.budget.Durability(cmd.Context())
 			if asJSON {
 				out := view.Status(st)
 				out.Warnings = append(out.Warnings, warnings...)
 				return writeJSON(c.stdout, out)
 			}
-			printStatus(c.stdout, st, budgetName(a))
+			printStatus(c.stdout, st, a.budget.Name())
 			for _, w := range warnings {
 				fmt.Fprintln(c.stdout, "warning: the budget can be lost: "+w)
 			}
@@ -82,7 +83,7 @@ func printStatus(w io.Writer, st quota.Status, backend string) {
 	if st.Ledger.Epoch != "" {
 		fmt.Fprintf(w, "\nledger: epoch %s, %s old\n", st.Ledger.Epoch, config.FormatDuration(st.Ledger.Age.Round(time.Second)))
 	}
-	for _, n := range ledgerNotes(st) {
+	for _, n := range budget.Notes(st) {
 		fmt.Fprintln(w, "ledger: "+n)
 	}
 	if st.Leader != nil {

@@ -4,11 +4,13 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+
 	"github.com/ytrend/ytrend/config"
+	"github.com/ytrend/ytrend/daemon"
 )
 
 func (c *cli) runCmd() *cobra.Command {
-	var opts daemonOptions
+	var opts daemon.Options
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run the scheduler: fetch every region on its staggered schedule",
@@ -27,29 +29,26 @@ With --once every region is fetched once, in stagger order, and the exit
 status is that of "ytrend fetch": 0 ok, 75 a region stopped on quota, 1 errors.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if opts.serve != "" {
-				if err := config.ValidateListen(opts.serve); err != nil {
+			if opts.Serve != "" {
+				if err := config.ValidateListen(opts.Serve); err != nil {
 					return usageError{fmt.Errorf("--serve %v", err)}
 				}
 			}
-			m, open := withMetrics(opts.listen)
-			a, err := c.open(cmd, open)
+			a, err := c.open(cmd, openOpts{}) // the daemon opens the budget it needs
 			if err != nil {
 				return err
 			}
 			defer a.close()
-			st := newStop(cmd.Context(), logSignals(a))
-			defer st.close()
-			d, err := c.openDaemon(st.Hard, a, m, opts)
+			reports, err := daemon.Run(cmd.Context(), a.cfg, daemon.Deps{Archive: a.db, Env: config.Env(c.lookupEnv), Log: a.log}, opts)
 			if err != nil {
 				return err
 			}
-			return d.run(st)
+			return exitFor(reports)
 		},
 	}
-	cmd.Flags().BoolVar(&opts.once, "once", false, "fetch every region once, in stagger order, then exit")
-	cmd.Flags().BoolVar(&opts.stagger, "stagger", false, "with --once: wait each region's offset instead of running them back to back")
-	cmd.Flags().StringVar(&opts.listen, "listen", "", "serve /metrics, /livez and /readyz on this address (e.g. 127.0.0.1:9108)")
-	cmd.Flags().StringVar(&opts.serve, "serve", "", "also serve the archive's pages and API, as ytrend serve does, on this address (e.g. 127.0.0.1:8080)")
+	cmd.Flags().BoolVar(&opts.Once, "once", false, "fetch every region once, in stagger order, then exit")
+	cmd.Flags().BoolVar(&opts.Stagger, "stagger", false, "with --once: wait each region's offset instead of running them back to back")
+	cmd.Flags().StringVar(&opts.Listen, "listen", "", "serve /metrics, /livez and /readyz on this address (e.g. 127.0.0.1:9108)")
+	cmd.Flags().StringVar(&opts.Serve, "serve", "", "also serve the archive's pages and API, as ytrend serve does, on this address (e.g. 127.0.0.1:8080)")
 	return cmd
 }

@@ -6,7 +6,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ytrend/ytrend/budget"
 	"github.com/ytrend/ytrend/config"
+	"github.com/ytrend/ytrend/daemon"
 	"github.com/ytrend/ytrend/server"
 )
 
@@ -46,9 +48,9 @@ a second signal stops at once.`,
 			if err != nil {
 				return err
 			}
-			stop := newStop(cmd.Context(), tellUser(c.stderr, "finishing the requests in flight"))
-			defer stop.close()
-			s, closeDeps, err := server.Open(stop.Hard, cfg, log)
+			stop := daemon.OnSignals(cmd.Context(), tellUser(c.stderr, "finishing the requests in flight"))
+			defer stop.Close()
+			s, closeDeps, err := server.Open(stop.Hard, server.ConfigFrom(cfg), cfg.Store.Path, budget.ConfigFrom(cfg), log)
 			if err != nil {
 				return err
 			}

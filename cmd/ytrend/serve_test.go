@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/ytrend/ytrend/ingest/sim"
-	"github.com/ytrend/ytrend/internal/logbuf"
+	"github.com/ytrend/ytrend/testkit/logbuf"
 )
 
 // TestServeCommand runs the binary: serve answers from an archive that a

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ytrend/ytrend/daemon"
 	"github.com/ytrend/ytrend/ingest/sim"
 )
 
@@ -90,8 +91,8 @@ SIGINT/SIGTERM stop it gracefully.`,
 				"days", days, "keys", strings.Join(fps, ","), "search_calls_per_day", searchCalls,
 				"faults", faults.String(), "seed", seed)
 
-			st := newStop(cmd.Context(), nil)
-			defer st.close()
+			st := daemon.OnSignals(cmd.Context(), nil)
+			defer st.Close()
 			if err := srv.Serve(st.Soft, ln); err != nil {
 				return fmt.Errorf("simulate: %w", err)
 			}

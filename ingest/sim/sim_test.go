@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ytrend/ytrend/internal/logbuf"
+	"github.com/ytrend/ytrend/testkit/logbuf"
 )
 
 // /sim/usage reports the units charged per key, by fingerprint, so a test of

@@ -12,9 +12,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/ytrend/ytrend/internal/logbuf"
 	"github.com/ytrend/ytrend/internal/redistest"
 	"github.com/ytrend/ytrend/internal/secret"
+	"github.com/ytrend/ytrend/testkit/logbuf"
 )
 
 func TestKindOf(t *testing.T) {

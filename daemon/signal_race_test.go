@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 func TestStopSecondSignalDuringSay(t *testing.T) {
 	for i := 0; i < 20; i++ {
 		saying := make(chan struct{})
-		st := newStop(context.Background(), func(_ string, hard bool) {
+		st := OnSignals(context.Background(), func(_ string, hard bool) {
 			if !hard {
 				close(saying)
 				time.Sleep(5 * time.Millisecond)
@@ -22,6 +22,6 @@ func TestStopSecondSignalDuringSay(t *testing.T) {
 		<-saying
 		syscall.Kill(syscall.Getpid(), syscall.SIGINT)
 		waitDone(t, st.Hard, "hard stage after a second signal sent while the first was told")
-		st.close()
+		st.Close()
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"context"
@@ -14,12 +14,12 @@ import (
 func TestStopTwoStages(t *testing.T) {
 	var mu sync.Mutex
 	var said []string
-	st := newStop(context.Background(), func(sig string, hard bool) {
+	st := OnSignals(context.Background(), func(sig string, hard bool) {
 		mu.Lock()
 		defer mu.Unlock()
 		said = append(said, sig+map[bool]string{false: " soft", true: " hard"}[hard])
 	})
-	defer st.close()
+	defer st.Close()
 
 	if err := syscall.Kill(syscall.Getpid(), syscall.SIGINT); err != nil {
 		t.Fatal(err)
@@ -47,11 +47,11 @@ func TestStopTwoStages(t *testing.T) {
 func TestStopFollowsParent(t *testing.T) {
 	parent, cancel := context.WithCancel(context.Background())
 	told := make(chan string, 2)
-	st := newStop(parent, func(sig string, hard bool) { told <- sig })
+	st := OnSignals(parent, func(sig string, hard bool) { told <- sig })
 	cancel()
 	waitDone(t, st.Soft, "soft stage after the parent ended")
 	waitDone(t, st.Hard, "hard stage after the parent ended")
-	st.close()
+	st.Close()
 	select {
 	case s := <-told:
 		t.Errorf("told %q for a parent's end", s)
@@ -61,8 +61,8 @@ func TestStopFollowsParent(t *testing.T) {
 
 // close releases everything even when no signal came.
 func TestStopClose(t *testing.T) {
-	st := newStop(context.Background(), nil)
-	st.close()
+	st := OnSignals(context.Background(), nil)
+	st.Close()
 	if st.Hard.Err() == nil || st.Soft.Err() == nil {
 		t.Errorf("after close: soft %v, hard %v; want both ended", st.Soft.Err(), st.Hard.Err())
 	}

@@ -1,6 +1,6 @@
 // Package archivetest builds archives of synthetic videos for tests and
 // benchmarks: through store.SavePage exactly as ingest would (runs of four
-// 50-video chart pages, 30% of each chart re-seen), from internal/synth.
+// 50-video chart pages, 30% of each chart re-seen), from testkit/synth.
 //
 // Key decision: the large archives (100k, 1M videos) are built once and
 // cached under $YTREND_BENCH_DIR (default .bench/ at the repository root),
@@ -20,9 +20,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ytrend/ytrend/internal/synth"
 	"github.com/ytrend/ytrend/migrations"
 	"github.com/ytrend/ytrend/store"
+	"github.com/ytrend/ytrend/testkit/synth"
 )
 
 // Generator is the synthetic corpus every cached archive is built from.

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"unicode"
 
-	"github.com/ytrend/ytrend/internal/synth"
 	"github.com/ytrend/ytrend/store"
+	"github.com/ytrend/ytrend/testkit/synth"
 )
 
 // The n-th video is a pure function of the seed and n, whatever was asked
