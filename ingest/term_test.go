@@ -16,11 +16,11 @@ import (
 	"github.com/ytrend/ytrend/config"
 	"github.com/ytrend/ytrend/ingest"
 	"github.com/ytrend/ytrend/ingest/sim"
-	"github.com/ytrend/ytrend/internal/redistest"
 	"github.com/ytrend/ytrend/internal/secret"
 	"github.com/ytrend/ytrend/quota"
 	"github.com/ytrend/ytrend/regions"
 	"github.com/ytrend/ytrend/store"
+	"github.com/ytrend/ytrend/testkit/redistest"
 )
 
 // term is a leader's term the test ends by hand (a *leader.Term in ytrend

@@ -13,8 +13,8 @@ import (
 	"github.com/go-redis/redis_rate/v10"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/ytrend/ytrend/internal/redistest"
 	"github.com/ytrend/ytrend/quota"
+	"github.com/ytrend/ytrend/testkit/redistest"
 )
 
 // Benchmarks: run them all in one go against one Redis, e.g.

@@ -8,8 +8,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/ytrend/ytrend/internal/redistest"
 	"github.com/ytrend/ytrend/quota"
+	"github.com/ytrend/ytrend/testkit/redistest"
 )
 
 // fixedWindow is the limiter everybody writes first (INCR + EXPIRE on a

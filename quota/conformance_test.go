@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ytrend/ytrend/internal/redistest"
 	"github.com/ytrend/ytrend/quota"
+	"github.com/ytrend/ytrend/testkit/redistest"
 )
 
 // The conformance suite: the semantics every Backend must have, run against

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ytrend/ytrend/internal/redistest"
 	"github.com/ytrend/ytrend/quota"
+	"github.com/ytrend/ytrend/testkit/redistest"
 )
 
 // The tests in this file replay, each on a private redis-server, one way a

@@ -11,9 +11,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/ytrend/ytrend/internal/redistest"
 	"github.com/ytrend/ytrend/quota"
 	"github.com/ytrend/ytrend/store"
+	"github.com/ytrend/ytrend/testkit/redistest"
 )
 
 // openStore opens a fresh archive (with the quota tables) in t's temp dir.

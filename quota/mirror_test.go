@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ytrend/ytrend/internal/redistest"
 	"github.com/ytrend/ytrend/quota"
+	"github.com/ytrend/ytrend/testkit/redistest"
 )
 
 // mirrored returns the reservation ids the mirror holds for cred.

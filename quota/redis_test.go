@@ -11,8 +11,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/ytrend/ytrend/internal/redistest"
 	"github.com/ytrend/ytrend/quota"
+	"github.com/ytrend/ytrend/testkit/redistest"
 )
 
 // Tests of what only the Redis backend has: the script cache, keys and TTLs.

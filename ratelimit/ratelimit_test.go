@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ytrend/ytrend/internal/redistest"
 	"github.com/ytrend/ytrend/ratelimit"
+	"github.com/ytrend/ytrend/testkit/redistest"
 )
 
 // clock is a settable time source.

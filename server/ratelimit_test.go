@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ytrend/ytrend/internal/redistest"
 	"github.com/ytrend/ytrend/internal/reply"
 	"github.com/ytrend/ytrend/ratelimit"
 	"github.com/ytrend/ytrend/server"
+	"github.com/ytrend/ytrend/testkit/redistest"
 )
 
 // TestRateLimit429: 60 requests from one client against 30 per 10 s: 30

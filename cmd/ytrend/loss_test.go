@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/ytrend/ytrend/ingest/sim"
-	"github.com/ytrend/ytrend/internal/redistest"
+	"github.com/ytrend/ytrend/testkit/redistest"
 )
 
 // lossSetup is a `ytrend run` daemon and n CLI processes, each with its own

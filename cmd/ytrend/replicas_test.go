@@ -18,9 +18,9 @@ import (
 	"time"
 
 	"github.com/ytrend/ytrend/ingest/sim"
-	"github.com/ytrend/ytrend/internal/redistest"
 	"github.com/ytrend/ytrend/store"
 	"github.com/ytrend/ytrend/testkit/logbuf"
+	"github.com/ytrend/ytrend/testkit/redistest"
 	"github.com/ytrend/ytrend/view"
 )
 

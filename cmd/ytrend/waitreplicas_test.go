@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/ytrend/ytrend/ingest/sim"
-	"github.com/ytrend/ytrend/internal/redistest"
+	"github.com/ytrend/ytrend/testkit/redistest"
 )
 
 // TestWaitReplicasFromConfig: redis.wait_replicas reaches the budget. With

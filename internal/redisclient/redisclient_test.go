@@ -12,9 +12,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/ytrend/ytrend/internal/redistest"
 	"github.com/ytrend/ytrend/internal/secret"
 	"github.com/ytrend/ytrend/testkit/logbuf"
+	"github.com/ytrend/ytrend/testkit/redistest"
 )
 
 func TestKindOf(t *testing.T) {

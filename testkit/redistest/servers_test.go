@@ -13,7 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/ytrend/ytrend/internal/redistest"
+	"github.com/ytrend/ytrend/testkit/redistest"
 )
 
 // TestReplicaAcks: StartReplica returns a replica WAIT counts at once; paused

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ytrend/ytrend/internal/redistest"
+	"github.com/ytrend/ytrend/testkit/redistest"
 )
 
 // TestClientFindsARedis: Client uses the Redis at REDIS_URL when it
