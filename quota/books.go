@@ -22,14 +22,14 @@ const DefaultRebuildGrace = 10 * time.Second
 // persistence, flushed, evicted them, or failed over to a replica that had
 // not got them).
 type LedgerInfo struct {
-	Epoch   string        `json:"epoch"`            // "" until the first reservation creates it
-	Created time.Time     `json:"created"`          // when this epoch began
-	Age     time.Duration `json:"age"`              // Status.At - Created
-	Rebuilt time.Time     `json:"rebuilt,omitzero"` // when a process found the books lost; zero if never
+	Epoch   string        // "" until the first reservation creates it
+	Created time.Time     // when this epoch began
+	Age     time.Duration // Status.At - Created
+	Rebuilt time.Time     // when a process found the books lost; zero if never
 	// Restored counts the grants processes replayed from their records
 	// into this epoch after the loss.
-	Restored   int64     `json:"restored"`
-	GraceUntil time.Time `json:"grace_until,omitzero"` // nothing is admitted before this after a rebuild
+	Restored   int64
+	GraceUntil time.Time // nothing is admitted before this after a rebuild
 }
 
 // Rebuilt is reported (WithRebuildObserver) when this process finds the
@@ -43,8 +43,8 @@ type Rebuilt struct {
 
 // Fence is a leader lease as reservations carry it (WithFence).
 type Fence struct {
-	Token  int64  `json:"token"`
-	Holder string `json:"holder"`
+	Token  int64
+	Holder string
 }
 
 // value is the lease's stored form, "" for a nil fence.

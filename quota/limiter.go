@@ -178,29 +178,29 @@ func WithLeading(leading func() bool) ReserveOption {
 
 // Result is the outcome of one Reserve.
 type Result struct {
-	ID        string    `json:"id"`
-	Call      string    `json:"call"` // "manual" for WithCost without a call
-	Cost      int64     `json:"cost"` // units in the top-level cost table, or n for WithCost
-	Granted   bool      `json:"granted"`
-	Duplicate bool      `json:"duplicate,omitempty"` // an earlier Reserve with this ID was granted; nothing charged now
-	FailOpen  bool      `json:"fail_open,omitempty"` // granted by policy while the backend was unreachable (recorded, added later)
-	RefusedBy string    `json:"refused_by,omitempty"`
-	At        time.Time `json:"at"` // backend clock at the decision (a duplicate's: at its first grant, on Redis); for a fail-open grant, as last seen plus the time since
+	ID        string
+	Call      string // "manual" for WithCost without a call
+	Cost      int64  // units in the top-level cost table, or n for WithCost
+	Granted   bool
+	Duplicate bool // an earlier Reserve with this ID was granted; nothing charged now
+	FailOpen  bool // granted by policy while the backend was unreachable (recorded, added later)
+	RefusedBy string
+	At        time.Time // backend clock at the decision (a duplicate's: at its first grant, on Redis); for a fail-open grant, as last seen plus the time since
 	// RetryAfter is, for a refusal, the exact earliest moment this same
 	// reservation could fit (the end of the mark for an upstream refusal).
-	RetryAfter time.Duration `json:"retry_after"`
-	Limits     []Usage       `json:"limits"` // one per configured limit, in config order
+	RetryAfter time.Duration
+	Limits     []Usage // one per configured limit, in config order
 }
 
 // Usage is one limit as seen by one reservation. Used and Remaining are -1
 // for a fail-open grant (the backend could not be asked).
 type Usage struct {
-	Name      string        `json:"name"`
-	Units     int64         `json:"units"`
-	Window    time.Duration `json:"window"`
-	Cost      int64         `json:"cost"` // 0: this call is not counted by this limit
-	Used      int64         `json:"used"`
-	Remaining int64         `json:"remaining"`
+	Name      string
+	Units     int64
+	Window    time.Duration
+	Cost      int64 // 0: this call is not counted by this limit
+	Used      int64
+	Remaining int64
 }
 
 // Remaining is the smallest Remaining across the limits that count this
@@ -481,38 +481,38 @@ func (l *Limiter) MarkExhausted(ctx context.Context, until time.Time, reason str
 
 // Status is a credential's budget at one instant.
 type Status struct {
-	Credential string        `json:"credential"`
-	Backend    string        `json:"backend"` // "redis" or "ledger"
-	At         time.Time     `json:"at"`      // backend clock
-	Limits     []LimitStatus `json:"limits"`  // config order
+	Credential string
+	Backend    string        // "redis" or "ledger"
+	At         time.Time     // backend clock
+	Limits     []LimitStatus // config order
 	// Exhausted is the upstream mark on the whole credential, if one is in
 	// force; ExhaustedCalls the marks on single calls, sorted by call.
-	Exhausted      *Exhaustion  `json:"exhausted,omitempty"`
-	ExhaustedCalls []Exhaustion `json:"exhausted_calls,omitempty"`
+	Exhausted      *Exhaustion
+	ExhaustedCalls []Exhaustion
 	// Ledger is the ledger's identity: its epoch, age and last rebuild.
-	Ledger LedgerInfo `json:"ledger"`
+	Ledger LedgerInfo
 	// Leader is the `ytrend run` replica holding the leader lease, if any.
-	Leader *Fence `json:"leader,omitempty"`
+	Leader *Fence
 }
 
 // LimitStatus is one limit at one instant.
 type LimitStatus struct {
-	Name         string        `json:"name"`
-	Units        int64         `json:"units"`
-	Window       time.Duration `json:"window"`
-	Used         int64         `json:"used"`
-	Remaining    int64         `json:"remaining"`
-	Reservations int64         `json:"reservations"`
+	Name         string
+	Units        int64
+	Window       time.Duration
+	Used         int64
+	Remaining    int64
+	Reservations int64
 	// NextFree is how long until the oldest entry leaves the window (and its
 	// units come back); 0 when the window is empty.
-	NextFree time.Duration `json:"next_free"`
+	NextFree time.Duration
 }
 
 // Exhaustion is an upstream "quota exhausted" mark.
 type Exhaustion struct {
-	Until  time.Time `json:"until"`
-	Reason string    `json:"reason"`
-	Call   string    `json:"call,omitempty"` // "" for a mark on the whole credential
+	Until  time.Time
+	Reason string
+	Call   string // "" for a mark on the whole credential
 }
 
 // Status reports every limit's usage and any upstream mark in force.

@@ -113,14 +113,14 @@ type Exhausted struct {
 
 // QuotaStatus is the budget's state (quota status --json).
 type QuotaStatus struct {
-	Credential     string       `json:"credential"`
-	Backend        string       `json:"backend"`
-	At             string       `json:"at"`
-	Limits         []Limit      `json:"limits"`
-	Exhausted      *Exhausted   `json:"exhausted"`
-	ExhaustedCalls []Exhausted  `json:"exhausted_calls"`
-	Ledger         Ledger       `json:"ledger"`
-	Leader         *quota.Fence `json:"leader"` // the ytrend run replica firing the schedule, if any
+	Credential     string      `json:"credential"`
+	Backend        string      `json:"backend"`
+	At             string      `json:"at"`
+	Limits         []Limit     `json:"limits"`
+	Exhausted      *Exhausted  `json:"exhausted"`
+	ExhaustedCalls []Exhausted `json:"exhausted_calls"`
+	Ledger         Ledger      `json:"ledger"`
+	Leader         *Leader     `json:"leader"` // the ytrend run replica firing the schedule, if any
 	// Warnings say how the budget's Redis could lose the books (no AOF,
 	// an evicting maxmemory-policy); empty when it cannot.
 	Warnings []string `json:"warnings"`
@@ -162,6 +162,14 @@ func Status(st quota.Status) QuotaStatus {
 		at := l.GraceUntil.UTC().Format(time.RFC3339Nano)
 		out.Ledger.GraceUntil = &at
 	}
-	out.Leader = st.Leader
+	if st.Leader != nil {
+		out.Leader = &Leader{Token: st.Leader.Token, Holder: st.Leader.Holder}
+	}
 	return out
+}
+
+// Leader is the leader lease as status shows it.
+type Leader struct {
+	Token  int64  `json:"token"`
+	Holder string `json:"holder"`
 }
