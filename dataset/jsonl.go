@@ -45,18 +45,41 @@ func newJSONLReader(br *bufio.Reader, name string) (*Reader, error) {
 		cols[c] = i
 	}
 	return &Reader{name: name, format: FormatYtrend, cols: cols, ncols: len(ColumnsExport), jl: jl,
-		ended: map[time.Time]int{}, report: newReport()}, nil
+		ended: map[time.Time]int{}, report: newReport(), now: time.Now}, nil
 }
 
+// errLineTooLarge: a line over MaxRecordBytes, of which only that much
+// was kept (and the rest read past).
+var errLineTooLarge = fmt.Errorf("the record is larger than %d KiB: no row of a real export is", MaxRecordBytes>>10)
+
 // readLine returns the next line without its line end; io.EOF with the last
-// line when it has no line end (and with nothing after it).
+// line when it has no line end (and with nothing after it); errLineTooLarge
+// for a line over MaxRecordBytes, which is read past without being held.
 func (jl *jsonLines) readLine() ([]byte, bool, error) {
-	b, err := jl.br.ReadBytes('\n')
-	if len(b) > 0 {
-		jl.line++
+	var b []byte
+	tooLarge := false
+	for {
+		chunk, err := jl.br.ReadSlice('\n')
+		if !tooLarge {
+			if len(b)+len(chunk) > MaxRecordBytes {
+				tooLarge, b = true, nil
+			} else {
+				b = append(b, chunk...)
+			}
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if tooLarge {
+			jl.line++
+			return nil, err == nil, errLineTooLarge
+		}
+		if len(b) > 0 {
+			jl.line++
+		}
+		ended := bytes.HasSuffix(b, []byte("\n"))
+		return bytes.TrimRight(b, "\r\n"), ended, err
 	}
-	ended := bytes.HasSuffix(b, []byte("\n"))
-	return bytes.TrimRight(b, "\r\n"), ended, err
 }
 
 func (jl *jsonLines) next(r *Reader) (record, error) {
@@ -69,6 +92,9 @@ func (jl *jsonLines) next(r *Reader) (record, error) {
 			jl.line = 1
 		} else {
 			b, ended, err = jl.readLine()
+			if errors.Is(err, errLineTooLarge) {
+				return record{line: jl.line, syntax: true, tooLarge: true, err: err}, nil
+			}
 			if err != nil && !errors.Is(err, io.EOF) {
 				return record{}, fmt.Errorf("%s: %w", r.name, err)
 			}

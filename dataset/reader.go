@@ -35,7 +35,36 @@ const (
 	SkipMalformed = "malformed" // a field (or the CSV) cannot be read
 	SkipDuplicate = "duplicate" // the same video earlier on the same trending_date
 	SkipScattered = "scattered" // its trending_date's rows ended earlier in the file
+	// SkipOutOfRange: its trending_date (fetched_at in the export) is more
+	// than a day ahead or before 2005. A date from the future would make
+	// the row every video's newest sighting for good.
+	SkipOutOfRange = "out of range"
+	SkipTooLarge   = "too large"  // the record is over MaxRecordBytes
+	SkipChartFull  = "chart full" // its chart already has maxChartRows rows
 )
+
+// Fix is a row imported with a field changed, and why.
+type Fix struct {
+	Line   int
+	Field  string
+	Kind   string // one of the Fix* kinds
+	Reason string
+}
+
+func (f Fix) String() string {
+	return fmt.Sprintf("line %d: %s: %s: %s", f.Line, f.Kind, f.Field, f.Reason)
+}
+
+// What was done to a field YouTube itself would never send.
+const (
+	FixCut     = "cut"     // longer than YouTube's limit: cut to it
+	FixDropped = "dropped" // not a thumbnail YouTube gave: left empty
+)
+
+// maxChartRows bounds the rows of one chart (a day of a public dataset, a
+// run of an export): YouTube's charts have 200 at most, and a file that
+// puts every row on one date must not be read into memory whole.
+const maxChartRows = 1000
 
 // maxSkipsKept bounds the skipped rows a Report lists; it counts them all.
 const maxSkipsKept = 1000
@@ -51,6 +80,11 @@ type Report struct {
 	Skips []Skip
 	// CutOff: the file ends in the middle of its last record.
 	CutOff bool
+	// Fixed counts the fields changed in rows that were imported, by
+	// kind in FixedBy (the Fix* constants); Fixes lists the first.
+	Fixed   int
+	FixedBy map[string]int
+	Fixes   []Fix
 }
 
 // Reader reads a dataset file, chart by chart.
@@ -62,12 +96,14 @@ type Reader struct {
 	ncols  int
 	cr     *csv.Reader
 	tail   *tailReader
+	guard  *recordGuard
 	jl     *jsonLines // instead of cr, for the export's JSONL form
 
 	peeked  *record // the next record, read ahead to tell the last one
 	pending *row    // a row read that belongs to the next chart
 	ended   map[time.Time]int
 	report  Report
+	now     func() time.Time // the clock that tells a future date; time.Now
 }
 
 type record struct {
@@ -79,6 +115,8 @@ type record struct {
 	// tags are the JSONL export's, as they were: its fields hold them
 	// joined with |, which a tag may contain.
 	tags []string
+	// tooLarge: the record is over MaxRecordBytes, and was not read whole.
+	tooLarge bool
 }
 
 // row is a readable data row.
@@ -107,7 +145,8 @@ func NewReader(r io.Reader, name string, region regions.Code) (*Reader, error) {
 	if b, err := br.Peek(1); err == nil && b[0] == '{' {
 		return newJSONLReader(br, name)
 	}
-	cr := csv.NewReader(br)
+	guard := newRecordGuard(br)
+	cr := csv.NewReader(guard)
 	cr.LazyQuotes = true // whatever the first line is, say what it holds
 	cr.FieldsPerRecord = -1
 	header, err := cr.Read()
@@ -137,11 +176,11 @@ func NewReader(r io.Reader, name string, region regions.Code) (*Reader, error) {
 	// reads them; the later layouts are strict CSV, which also tells a
 	// record cut off inside its quotes from a complete one.
 	cr.LazyQuotes = format == Format2017
-	return &Reader{name: name, format: format, region: region, cols: cols, ncols: len(header), cr: cr, tail: tail,
-		ended: map[time.Time]int{}, report: newReport()}, nil
+	return &Reader{name: name, format: format, region: region, cols: cols, ncols: len(header), cr: cr, tail: tail, guard: guard,
+		ended: map[time.Time]int{}, report: newReport(), now: time.Now}, nil
 }
 
-func newReport() Report { return Report{ByKind: map[string]int{}} }
+func newReport() Report { return Report{ByKind: map[string]int{}, FixedBy: map[string]int{}} }
 
 // Format is the file's layout.
 func (r *Reader) Format() Format { return r.format }
@@ -195,6 +234,11 @@ func (r *Reader) day(first *row) store.ImportedChart {
 				Reason: fmt.Sprintf("%s is on line %d for %s too", row.video.ID, l, row.at.Format(time.DateOnly))})
 			continue
 		}
+		if len(page.Videos) == maxChartRows {
+			r.skip(Skip{Line: row.line, Field: "trending_date", Kind: SkipChartFull,
+				Reason: fmt.Sprintf("%s already has %d rows", row.at.Format(time.DateOnly), maxChartRows)})
+			continue
+		}
 		seen[row.video.ID] = row.line
 		page.Videos = append(page.Videos, row.video)
 	}
@@ -213,11 +257,19 @@ func (r *Reader) run(first *row) store.ImportedChart {
 	c := store.ImportedChart{Region: first.region}
 	var page *store.Page
 	prev := first
+	rows := 0
 	for row := first; row != nil; row = r.take() {
 		if row != first && (row.region != first.region || row.rank <= prev.rank || row.at.Sub(prev.at) > runGap) {
 			r.pending = row // the next run
 			break
 		}
+		if rows == maxChartRows {
+			r.skip(Skip{Line: row.line, Field: "rank", Kind: SkipChartFull,
+				Reason: fmt.Sprintf("its run already has %d rows", maxChartRows)})
+			prev = row
+			continue
+		}
+		rows++
 		if page == nil || !row.at.Equal(page.FetchedAt) || row.rank != prev.rank+1 {
 			c.Pages = append(c.Pages, store.Page{FetchedAt: row.at, FirstRank: row.rank})
 			page = &c.Pages[len(c.Pages)-1]
@@ -259,7 +311,10 @@ func (r *Reader) nextRow() (*row, error) {
 		r.report.Rows++
 		if rec.err != nil {
 			kind := SkipMalformed
-			if rec.cutOff {
+			switch {
+			case rec.tooLarge:
+				kind = SkipTooLarge
+			case rec.cutOff:
 				kind = SkipCutOff
 			}
 			r.skip(Skip{Line: rec.line, Kind: kind, Reason: rec.err.Error()})
@@ -271,6 +326,14 @@ func (r *Reader) nextRow() (*row, error) {
 			continue
 		}
 		return row, nil
+	}
+}
+
+func (r *Reader) fix(f Fix) {
+	r.report.Fixed++
+	r.report.FixedBy[f.Kind]++
+	if len(r.report.Fixes) < maxSkipsKept {
+		r.report.Fixes = append(r.report.Fixes, f)
 	}
 }
 
@@ -303,7 +366,7 @@ func (r *Reader) nextRecord() (record, error) {
 	}
 	next := r.read()
 	r.peeked = &next
-	if errors.Is(next.err, io.EOF) && (cur.err != nil || !r.tail.endsRecord() || r.openQuoteAtEnd(cur)) {
+	if errors.Is(next.err, io.EOF) && !cur.tooLarge && (cur.err != nil || !r.tail.endsRecord() || r.openQuoteAtEnd(cur)) {
 		// The last record broke off: the reader ran to the end of the
 		// file looking for its fields or its closing quote, or the file
 		// stops inside its unquoted last field.
@@ -333,9 +396,19 @@ func (r *Reader) openQuoteAtEnd(rec *record) bool {
 func (r *Reader) read() record {
 	fields, err := r.cr.Read()
 	var pe *csv.ParseError
+	line := 0
 	switch {
 	case err == nil:
-		line, _ := r.cr.FieldPos(0)
+		line, _ = r.cr.FieldPos(0)
+	case errors.As(err, &pe):
+		line = pe.StartLine
+	}
+	if line > 0 && r.guard.wasCut(line) {
+		return record{line: line, syntax: true, tooLarge: true,
+			err: fmt.Errorf("the record is larger than %d KiB: no row of a real dataset is", MaxRecordBytes>>10)}
+	}
+	switch {
+	case err == nil:
 		return record{fields: fields, line: line}
 	case errors.Is(err, io.EOF):
 		return record{err: io.EOF}
@@ -484,5 +557,43 @@ func (r *Reader) parse(rec record) (*row, *Skip) {
 			out.category = strings.TrimSpace(rec.fields[i])
 		}
 	}
+	if skip := r.checkRow(out, rec.line); skip != nil {
+		return nil, skip
+	}
 	return out, nil
+}
+
+// checkRow refuses a row dated where no chart can be, and cuts or drops
+// what YouTube itself would never send, reporting each change.
+func (r *Reader) checkRow(out *row, line int) *Skip {
+	col := "trending_date"
+	if r.format == FormatYtrend {
+		col = "fetched_at"
+	}
+	if latest := store.LatestSighting(r.now()); out.at.After(latest) {
+		return &Skip{Line: line, Field: col, Kind: SkipOutOfRange,
+			Reason: fmt.Sprintf("%s is in the future (the latest a chart can be is %s)", out.at.Format(time.DateOnly), latest.Format(time.DateOnly))}
+	}
+	if out.at.Before(store.EarliestSighting) {
+		return &Skip{Line: line, Field: col, Kind: SkipOutOfRange,
+			Reason: fmt.Sprintf("%s is before YouTube's first year (%d)", out.at.Format(time.DateOnly), store.EarliestSighting.Year())}
+	}
+	v := &out.video
+	var cut bool
+	if v.Title, cut = store.CutTitle(v.Title); cut {
+		r.fix(Fix{Line: line, Field: "title", Kind: FixCut, Reason: fmt.Sprintf("longer than YouTube's %d characters", store.MaxTitleChars)})
+	}
+	if v.Description, cut = store.CutDescription(v.Description); cut {
+		r.fix(Fix{Line: line, Field: "description", Kind: FixCut, Reason: fmt.Sprintf("longer than YouTube's %d bytes", store.MaxDescriptionBytes)})
+	}
+	if v.Tags, cut = store.CutTags(v.Tags); cut {
+		r.fix(Fix{Line: line, Field: "tags", Kind: FixCut, Reason: fmt.Sprintf("longer than YouTube's %d characters in all: the tags that fit are kept", store.MaxTagsChars)})
+	}
+	if u := strings.TrimSpace(v.ThumbnailURL); u != "" && !store.ValidThumbnail(u) {
+		r.fix(Fix{Line: line, Field: "thumbnail_link", Kind: FixDropped, Reason: fmt.Sprintf("%.80q is not an https URL on ytimg.com", u)})
+		v.ThumbnailURL = ""
+	} else {
+		v.ThumbnailURL = u
+	}
+	return nil
 }

@@ -102,13 +102,19 @@ type ImportReport struct {
 	SkippedBy     map[string]int `json:"skipped_by_kind"`
 	Skips         []ImportSkip   `json:"skips"` // the first 1000
 	CutOff        bool           `json:"cut_off"`
+	// Fixed counts the fields of imported rows that were cut to YouTube's
+	// limits or dropped (a thumbnail not on ytimg.com).
+	Fixed         int            `json:"fixed_fields"`
+	FixedBy       map[string]int `json:"fixed_by_kind"`
+	Fixes         []ImportSkip   `json:"fixes"` // the first 1000
 	Seconds       float64        `json:"seconds"`
 	RowsPerSecond float64        `json:"rows_per_second"`
 	Stopped       bool           `json:"stopped,omitempty"`
 	Error         string         `json:"error,omitempty"`
 }
 
-// ImportSkip is one row an import skipped, and why.
+// ImportSkip is one row an import skipped, or one field it changed, and
+// why.
 type ImportSkip struct {
 	Line   int    `json:"line"`
 	Field  string `json:"field,omitempty"`

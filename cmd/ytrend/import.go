@@ -42,7 +42,12 @@ it is, so importing a file twice changes nothing.
 
 Rows that cannot be read (a bad date, an id such as Excel's #NAME?, a broken
 record, the last record of a file cut off in its middle) are skipped and
-reported with their line; the rest is imported. A file whose header matches no
+reported with their line; the rest is imported. So are rows dated more than a
+day ahead or before 2005 (a date from the future would be every video's newest
+sighting for good), and records over 64 KiB. What YouTube itself would never
+send is cut to its limits (title 100 characters, description 5,000 bytes, tags
+500 characters in all) or, for a thumbnail_link that is not an https URL on
+ytimg.com, dropped, and each change is reported with its line. A file whose header matches no
 layout is refused with the columns each layout expects, and nothing is
 imported when any file is refused. Charts are stored in batches of about 5,000
 rows, each in one transaction: an interrupted import keeps every batch it
@@ -167,6 +172,10 @@ func (f *importFile) run(stop *daemon.Signals, db *store.DB, stderr io.Writer) (
 	for _, s := range dr.Skips {
 		rep.Skips = append(rep.Skips, view.ImportSkip{Line: s.Line, Field: s.Field, Kind: s.Kind, Reason: s.Reason})
 	}
+	rep.Fixed, rep.FixedBy, rep.Fixes = dr.Fixed, dr.FixedBy, []view.ImportSkip{}
+	for _, f := range dr.Fixes {
+		rep.Fixes = append(rep.Fixes, view.ImportSkip{Line: f.Line, Field: f.Field, Kind: f.Kind, Reason: f.Reason})
+	}
 	rep.Seconds = time.Since(start).Seconds()
 	rep.RowsPerSecond = float64(rep.Rows) / max(rep.Seconds, 1e-6)
 	var se *dataset.StoreError
@@ -209,6 +218,20 @@ func printImport(w io.Writer, r view.ImportReport) {
 				field = s.Field + ": "
 			}
 			fmt.Fprintf(w, "    line %d: %s: %s%s\n", s.Line, s.Kind, field, s.Reason)
+		}
+	}
+	if r.Fixed > 0 {
+		var kinds []string
+		for _, k := range slices.Sorted(maps.Keys(r.FixedBy)) {
+			kinds = append(kinds, fmt.Sprintf("%d %s", r.FixedBy[k], k))
+		}
+		fmt.Fprintf(w, "  %d fields changed in imported rows (%s):\n", r.Fixed, strings.Join(kinds, ", "))
+		for i, f := range r.Fixes {
+			if i == 20 {
+				fmt.Fprintf(w, "    ... %d more (--json lists up to 1000)\n", r.Fixed-20)
+				break
+			}
+			fmt.Fprintf(w, "    line %d: %s: %s: %s\n", f.Line, f.Kind, f.Field, f.Reason)
 		}
 	}
 	if r.CutOff {
