@@ -23,6 +23,9 @@ func (c *cli) migrateCmd() *cobra.Command {
 		Long: `Migrate applies the schema migrations built into this binary, each in one
 transaction. Every other command does this automatically on open; migrate is
 for doing it ahead of a deploy, and --status shows applied and pending ones.
+It also runs the one-time repairs a migration registers and that need more
+than SQL (0011: rows older imports stored with a date from the future or
+before 2005, fields past YouTube's limits, thumbnails not on ytimg.com).
 A database migrated by a newer ytrend is refused and left untouched.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -68,6 +71,17 @@ A database migrated by a newer ytrend is refused and left untouched.`,
 				fmt.Fprintf(c.stdout, "%s: schema up to date\n", path)
 			} else {
 				fmt.Fprintf(c.stdout, "%s: applied migrations %v\n", path, applied)
+			}
+			// The one-time repair of what older imports stored (0011).
+			if pending, err := db.RepairPending(cmd.Context()); err != nil {
+				return err
+			} else if pending {
+				r, err := db.Repair(cmd.Context(), time.Now())
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(c.stdout, "%s: repaired what older imports stored: %d runs dated where no chart can be removed (%d snapshots; %d videos seen only there deleted, %d given their newest real sighting back), %d videos cut to YouTube's limits, %d thumbnails not on ytimg.com emptied\n",
+					path, r.Runs, r.Snapshots, r.VideosDeleted, r.VideosRedated, r.VideosCut, r.Thumbnails)
 			}
 			// Upgrades of stored index data that need Go, resumable: a
 			// stopped migrate (or the daily maintenance) carries on.
