@@ -110,13 +110,17 @@ func (a *api) search(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err, "")
 		return
 	}
-	s.Query.MarkOpen, s.Query.MarkClose = "<mark>", "</mark>"
+	s.Query.MarkOpen, s.Query.MarkClose = view.SnippetOpen, view.SnippetClose
 	hits, next, err := view.RunSearch(r.Context(), a.Archive, s)
 	if err != nil {
 		a.fail(w, r, err, "")
 		return
 	}
-	reply.JSON(w, r, http.StatusOK, view.SearchPage{Results: view.Hits(hits), NextCursor: next}, a.lastChange(r))
+	results := view.Hits(hits)
+	for i := range results {
+		results[i].Snippet = view.SnippetHTML(results[i].Snippet)
+	}
+	reply.JSON(w, r, http.StatusOK, view.SearchPage{Results: results, NextCursor: next}, a.lastChange(r))
 }
 
 func (a *api) chart(w http.ResponseWriter, r *http.Request) {

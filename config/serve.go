@@ -94,9 +94,31 @@ func (s Serve) validate(add func(field, format string, args ...any)) {
 		if o == "*" {
 			continue
 		}
-		u, err := url.Parse(o)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
-			add(fmt.Sprintf("serve.cors_origins[%d]", i), "%q: want an origin such as https://example.com (scheme and host, no path), or \"*\"", o)
+		if why := originProblem(o); why != "" {
+			add(fmt.Sprintf("serve.cors_origins[%d]", i), "%q can never match a browser's Origin: %s; want an origin such as https://example.com, or \"*\"", o, why)
 		}
 	}
+}
+
+// originProblem says why o is no origin a browser sends (RFC 6454's
+// serialization: scheme://host[:port], lower case, no path, the default
+// port left out), or "" if it is one. The match is exact, so a trailing
+// slash or a capital letter would silently refuse every request.
+func originProblem(o string) string {
+	u, err := url.Parse(o)
+	switch {
+	case err != nil:
+		return err.Error()
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "the scheme is http or https"
+	case u.Host == "" || u.User != nil || u.Opaque != "":
+		return "an origin is scheme://host[:port]"
+	case u.Path != "" || u.RawQuery != "" || u.Fragment != "" || strings.ContainsAny(o[len(u.Scheme)+3:], "/?#"):
+		return "an origin has no path, not even a trailing slash"
+	case o != strings.ToLower(o):
+		return "browsers send origins in lower case"
+	case u.Scheme == "https" && u.Port() == "443", u.Scheme == "http" && u.Port() == "80":
+		return "browsers leave the default port out"
+	}
+	return ""
 }

@@ -3,6 +3,7 @@ package config_test
 import (
 	"net/netip"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -37,5 +38,34 @@ func TestServeSection(t *testing.T) {
 	_, err = config.Parse("t.yaml", []byte("serve: {rate_limt: {}}\n"))
 	if err == nil || err.Error() != `invalid configuration: t.yaml: serve: unknown field "rate_limt" (line 1); allowed: cors_origins, listen, rate_limit, trusted_proxies` {
 		t.Fatalf("typo: %v", err)
+	}
+}
+
+// An origin that can never equal a browser's Origin header is refused at
+// start with its value, not silently never matched.
+func TestCORSOriginsThatCanNeverMatch(t *testing.T) {
+	for _, tc := range []struct{ origin, why string }{
+		{"https://charts.example/", "an origin has no path, not even a trailing slash"},
+		{"https://Charts.example", "browsers send origins in lower case"},
+		{"HTTPS://charts.example", "browsers send origins in lower case"},
+		{"https://charts.example:443", "browsers leave the default port out"},
+		{"https://charts.example/api", "an origin has no path, not even a trailing slash"},
+		{"charts.example", "the scheme is http or https"},
+	} {
+		c, err := config.Parse("t.yaml", []byte("serve:\n  cors_origins: [\""+tc.origin+"\"]\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = c.Validate()
+		want := `serve.cors_origins[0]: "` + tc.origin + `" can never match a browser's Origin: ` + tc.why
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v\nwant %s", tc.origin, err, want)
+		}
+	}
+	for _, ok := range []string{"https://charts.example", "http://localhost:8080", "*"} {
+		c, _ := config.Parse("t.yaml", []byte("serve:\n  cors_origins: [\""+ok+"\"]\n"))
+		if err := c.Validate(); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
 	}
 }

@@ -86,8 +86,8 @@ func TestAPIChart(t *testing.T) {
 	}
 	moved := 0
 	for _, en := range c.Entries {
-		if want := "https://i.ytimg.com/vi/" + en.VideoID + "/hqdefault.jpg"; en.ThumbnailURL != want {
-			t.Fatalf("rank %d: thumbnail %q, want %q", en.Rank, en.ThumbnailURL, want)
+		if want := "https://i.ytimg.com/vi/" + en.VideoID + "/hqdefault.jpg"; en.ThumbnailURL == nil || *en.ThumbnailURL != want {
+			t.Fatalf("rank %d: thumbnail %v, want %q", en.Rank, en.ThumbnailURL, want)
 		}
 		if en.Movement != store.MovementNew {
 			moved++
@@ -141,8 +141,8 @@ func TestAPIVideo(t *testing.T) {
 	if v.VideoID != id || v.Title != c.Entries[0].Title || jsonOf(t, v.Regions) != jsonOf(t, view.RegionHistories(h.Regions)) || len(v.Regions) == 0 {
 		t.Fatalf("video %s: %+v; want the history %+v", id, v, h)
 	}
-	if v.URL != "https://www.youtube.com/watch?v="+id || v.ThumbnailURL == "" {
-		t.Fatalf("url %q thumbnail %q", v.URL, v.ThumbnailURL)
+	if v.URL != "https://www.youtube.com/watch?v="+id || v.ThumbnailURL == nil {
+		t.Fatalf("url %q thumbnail %v", v.URL, v.ThumbnailURL)
 	}
 	for _, tc := range []struct {
 		id   string

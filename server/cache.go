@@ -110,6 +110,10 @@ func (c *responseCache) serve(w http.ResponseWriter, r *http.Request, next http.
 	if ok {
 		h := w.Header()
 		for k, v := range a.header {
+			if k == "Vary" {
+				reply.AddVary(h, v...) // the middleware's (Origin) stay
+				continue
+			}
 			h[k] = v
 		}
 		w.WriteHeader(http.StatusOK)

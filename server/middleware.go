@@ -16,7 +16,10 @@ import (
 
 // csp allows the page's own stylesheet and YouTube's thumbnail servers, and
 // nothing else: no script at all, no framing, forms only to this origin.
-const csp = "default-src 'none'; style-src 'self'; img-src 'self' https://i.ytimg.com https://*.ytimg.com; " +
+// Images come from YouTube only, never from this origin: an image URL on
+// it (a thumbnail an import stored) would make every visitor's browser ask
+// this server for a search.
+const csp = "default-src 'none'; style-src 'self'; img-src https://i.ytimg.com https://*.ytimg.com; " +
 	"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
 // statusWriter remembers the status and size of a response.
@@ -111,6 +114,12 @@ func (s *Server) wrap(mux *http.ServeMux) http.Handler {
 		if api && s.cors(w, r) {
 			return
 		}
+		if r.Method == http.MethodOptions {
+			// What the resource allows, not the page: no query runs.
+			h.Set("Allow", "GET, HEAD, OPTIONS")
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
 		if s.deps.Limiter != nil && !strings.HasPrefix(r.URL.Path, "/static/") {
 			if !s.limit(w, r, api, client) {
 				return
@@ -129,7 +138,7 @@ func (s *Server) wrap(mux *http.ServeMux) http.Handler {
 func (s *Server) cors(w http.ResponseWriter, r *http.Request) bool {
 	origin := r.Header.Get("Origin")
 	h := w.Header()
-	h.Add("Vary", "Origin")
+	reply.AddVary(h, "Origin", "Accept-Encoding")
 	allowed := origin != "" && (slices.Contains(s.cfg.CORSOrigins, "*") || slices.Contains(s.cfg.CORSOrigins, origin))
 	if allowed {
 		if slices.Contains(s.cfg.CORSOrigins, "*") {
@@ -140,6 +149,7 @@ func (s *Server) cors(w http.ResponseWriter, r *http.Request) bool {
 		h.Set("Access-Control-Expose-Headers", "ETag, Last-Modified, RateLimit, RateLimit-Policy, Retry-After, X-Request-Id")
 	}
 	if r.Method == http.MethodOptions {
+		h.Set("Allow", "GET, HEAD, OPTIONS")
 		if allowed {
 			h.Set("Access-Control-Allow-Methods", "GET, HEAD")
 			h.Set("Access-Control-Allow-Headers", "If-None-Match, If-Modified-Since")

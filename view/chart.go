@@ -20,8 +20,8 @@ type Chart struct {
 	Entries           []ChartEntry `json:"entries"`
 }
 
-// ChartEntry is one position of a Chart: field for field store.ChartEntry,
-// so that one converts to the other.
+// ChartEntry is one position of a Chart: store.ChartEntry's fields, with
+// the thumbnail only if it is YouTube's (Thumbnail).
 type ChartEntry struct {
 	Rank         int            `json:"rank"`
 	VideoID      string         `json:"video_id"`
@@ -29,8 +29,8 @@ type ChartEntry struct {
 	ChannelID    string         `json:"channel_id"` // "" when the source had none (the 2017-18 dataset)
 	ChannelTitle string         `json:"channel_title"`
 	CategoryID   string         `json:"category_id"`
-	Category     string         `json:"category"` // the region's name for CategoryID; "" if not cached
-	ThumbnailURL string         `json:"thumbnail_url"`
+	Category     string         `json:"category"`      // the region's name for CategoryID; "" if not cached
+	ThumbnailURL *string        `json:"thumbnail_url"` // null unless an https URL on ytimg.com
 	Views        *int64         `json:"views"`
 	Likes        *int64         `json:"likes"`
 	Comments     *int64         `json:"comments"`
@@ -54,7 +54,9 @@ func ChartEntries(es []store.ChartEntry) []ChartEntry {
 	}
 	out := make([]ChartEntry, len(es))
 	for i, e := range es {
-		out[i] = ChartEntry(e)
+		out[i] = ChartEntry{Rank: e.Rank, VideoID: e.VideoID, Title: e.Title, ChannelID: e.ChannelID, ChannelTitle: e.ChannelTitle,
+			CategoryID: e.CategoryID, Category: e.Category, ThumbnailURL: Thumbnail(e.ThumbnailURL), Views: e.Views, Likes: e.Likes,
+			Comments: e.Comments, FetchedAt: e.FetchedAt, PreviousRank: e.PreviousRank, Change: e.Change, Movement: e.Movement}
 	}
 	return out
 }
@@ -115,4 +117,15 @@ func RegionHistories(rs []store.RegionHistory) []RegionHistory {
 		}
 	}
 	return out
+}
+
+// Thumbnail is u if it is a thumbnail YouTube gave (an https URL on
+// ytimg.com), else nil: the archive may hold what an older import stored,
+// and a relative URL on a page would make each visitor's browser ask this
+// server for it.
+func Thumbnail(u string) *string {
+	if !store.ValidThumbnail(u) {
+		return nil
+	}
+	return &u
 }

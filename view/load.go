@@ -73,7 +73,7 @@ type Video struct {
 	Category        string          `json:"category"` // CategoryID's name (ytrend history's); "" if not cached
 	PublishedAt     *time.Time      `json:"published_at"`
 	DurationSeconds int64           `json:"duration_seconds"`
-	ThumbnailURL    string          `json:"thumbnail_url"`
+	ThumbnailURL    *string         `json:"thumbnail_url"` // null unless an https URL on ytimg.com
 	Views           *int64          `json:"views"`
 	Likes           *int64          `json:"likes"`
 	Comments        *int64          `json:"comments"`
@@ -95,7 +95,7 @@ func LoadVideo(ctx context.Context, ar Archive, id string) (Video, error) {
 	}
 	out := Video{VideoID: v.ID, Title: v.Title, Description: v.Description, ChannelID: v.ChannelID,
 		ChannelTitle: v.ChannelTitle, Tags: v.Tags, CategoryID: v.CategoryID, Category: h.Category,
-		DurationSeconds: int64(v.Duration / time.Second), ThumbnailURL: v.ThumbnailURL,
+		DurationSeconds: int64(v.Duration / time.Second), ThumbnailURL: Thumbnail(v.ThumbnailURL),
 		Views: v.Views, Likes: v.Likes, Comments: v.Comments, URL: WatchURL(v.ID),
 		FirstSeen: st.FirstSeen, LastSeen: st.LastSeen, Regions: RegionHistories(h.Regions)}
 	if out.Tags == nil {

@@ -15,7 +15,6 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"html"
 	"html/template"
 	"io/fs"
 	"log/slog"
@@ -49,14 +48,6 @@ type pages struct {
 	Deps
 	tmpl map[string]*template.Template
 }
-
-// Snippet markers: private-use characters that the page turns into <mark>
-// after escaping the text around them. A stray one in a title can only open
-// or close a highlight, never inject markup.
-const (
-	markOpen  = "\uE000"
-	markClose = "\uE001"
-)
 
 var funcs = template.FuncMap{
 	"fmtTime": func(t any) string {
@@ -93,36 +84,10 @@ var funcs = template.FuncMap{
 	},
 	"join":    joinCodes,
 	"rfc3339": func(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) },
-	"snippet": snippetHTML,
+	"snippet": func(s string) template.HTML { return template.HTML(view.SnippetHTML(s)) },
+	"thumb":   view.Thumbnail,
 	"seconds": func(s float64) string { return (time.Duration(s * float64(time.Second))).Round(time.Second).String() },
 	"high":    func(units int64) int64 { return units * 9 / 10 },
-}
-
-// snippetHTML escapes a snippet and turns the match markers into <mark>.
-func snippetHTML(s string) template.HTML {
-	var b strings.Builder
-	open := false
-	for len(s) > 0 {
-		i := strings.IndexAny(s, markOpen+markClose)
-		if i < 0 {
-			b.WriteString(html.EscapeString(s))
-			break
-		}
-		b.WriteString(html.EscapeString(s[:i]))
-		switch {
-		case strings.HasPrefix(s[i:], markOpen) && !open:
-			b.WriteString("<mark>")
-			open = true
-		case strings.HasPrefix(s[i:], markClose) && open:
-			b.WriteString("</mark>")
-			open = false
-		}
-		s = s[i+len(markOpen):] // both markers are 3 bytes
-	}
-	if open {
-		b.WriteString("</mark>")
-	}
-	return template.HTML(b.String())
 }
 
 // Routes returns each page's pattern and handler.
@@ -345,7 +310,7 @@ func (p *pages) search(w http.ResponseWriter, r *http.Request) {
 	}
 	v.Title = "Search: " + s.Query.Text
 	v.Searched = true
-	s.Query.MarkOpen, s.Query.MarkClose = markOpen, markClose
+	s.Query.MarkOpen, s.Query.MarkClose = view.SnippetOpen, view.SnippetClose
 	hits, next, err := view.RunSearch(r.Context(), p.Archive, s)
 	if err != nil {
 		p.internal(w, r, err)

@@ -19,6 +19,8 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -58,7 +60,7 @@ func Write(w http.ResponseWriter, r *http.Request, status int, contentType strin
 	sum := sha256.Sum256(body)
 	etag := `W/"` + base64.RawURLEncoding.EncodeToString(sum[:12]) + `"`
 	h.Set("Content-Type", contentType)
-	h.Set("Vary", "Accept-Encoding")
+	AddVary(h, "Accept-Encoding")
 	if status == http.StatusOK {
 		h.Set("ETag", etag)
 		if !lastMod.IsZero() {
@@ -111,15 +113,52 @@ func notModified(r *http.Request, etag string, lastMod time.Time) bool {
 	return false
 }
 
-// AcceptsGzip reports whether the request takes a gzip body (q=0 refuses it).
+// AcceptsGzip reports whether the request takes a gzip body: gzip (or,
+// when gzip is not named, *) with a q-value above 0 (RFC 9110 12.5.3;
+// gzip;q=0.5 accepts, q=0 and q=0.000 refuse).
 func AcceptsGzip(r *http.Request) bool {
+	gzip, star := -1.0, -1.0
 	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
-		enc, q, _ := strings.Cut(strings.TrimSpace(part), ";")
-		if strings.EqualFold(strings.TrimSpace(enc), "gzip") && !strings.Contains(strings.ReplaceAll(q, " ", ""), "q=0") {
-			return true
+		enc, params, _ := strings.Cut(part, ";")
+		q := 1.0
+		for _, p := range strings.Split(params, ";") {
+			k, v, ok := strings.Cut(strings.TrimSpace(p), "=")
+			if !ok || !strings.EqualFold(strings.TrimSpace(k), "q") {
+				continue
+			}
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil || f < 0 || f > 1 {
+				f = 0 // unreadable: not an acceptance
+			}
+			q = f
+		}
+		switch enc = strings.TrimSpace(enc); {
+		case strings.EqualFold(enc, "gzip"), strings.EqualFold(enc, "x-gzip"):
+			gzip = max(gzip, q)
+		case enc == "*":
+			star = max(star, q)
 		}
 	}
-	return false
+	if gzip >= 0 {
+		return gzip > 0
+	}
+	return star > 0
+}
+
+// AddVary adds tokens to h's Vary, once each, keeping what is there: the
+// CORS middleware varies by Origin, the body by Accept-Encoding, and a
+// shared cache must key on both.
+func AddVary(h http.Header, tokens ...string) {
+	var have []string
+	for _, v := range append(h.Values("Vary"), tokens...) {
+		for _, t := range strings.Split(v, ",") {
+			t = strings.TrimSpace(t)
+			if t != "" && !slices.ContainsFunc(have, func(x string) bool { return strings.EqualFold(x, t) }) {
+				have = append(have, t)
+			}
+		}
+	}
+	h.Set("Vary", strings.Join(have, ", "))
 }
 
 // JSON sends v as JSON.
