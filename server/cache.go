@@ -12,9 +12,10 @@ import (
 
 // The response cache keeps the bytes of recent page and API answers, so that
 // the many visitors asking for the same chart or search cost one rendering.
-// An answer is served from it only while the archive has taken no page since
-// it was made (the newest page's time, one indexed read) and for at most
-// cacheTTL, which bounds how stale anything else (a run's status) can be.
+// An answer is served from it only while the archive has not changed since
+// it was made (archiveVersion: kept in memory, so a hit touches no SQLite
+// connection) and for at most cacheTTL, which bounds how stale anything else
+// (a run's status) can be.
 const (
 	cacheTTL        = time.Second
 	cacheMaxEntries = 4096
@@ -25,7 +26,7 @@ const (
 type cachedAnswer struct {
 	header  http.Header
 	body    []byte
-	version time.Time // the archive's newest page when it was made
+	version int64 // the archive's generation when it was made (archiveVersion)
 	made    time.Time
 }
 
@@ -34,11 +35,11 @@ type responseCache struct {
 	entries map[string]*cachedAnswer
 	order   []string // insertion order, for eviction
 	bytes   int
-	version func(context.Context) (time.Time, error)
+	version *archiveVersion
 	now     func() time.Time
 }
 
-func newResponseCache(version func(context.Context) (time.Time, error), now func() time.Time) *responseCache {
+func newResponseCache(version *archiveVersion, now func() time.Time) *responseCache {
 	return &responseCache{entries: map[string]*cachedAnswer{}, version: version, now: now}
 }
 
@@ -61,15 +62,15 @@ func cacheKey(r *http.Request) string {
 }
 
 // get returns a fresh answer for key, if any.
-func (c *responseCache) get(ctx context.Context, key string) (*cachedAnswer, time.Time, bool) {
-	v, err := c.version(ctx)
+func (c *responseCache) get(ctx context.Context, key string) (*cachedAnswer, int64, bool) {
+	v, _, err := c.version.get(ctx)
 	if err != nil {
-		return nil, time.Time{}, false
+		return nil, 0, false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	a, ok := c.entries[key]
-	if !ok || !a.version.Equal(v) || c.now().Sub(a.made) > cacheTTL {
+	if !ok || a.version != v || c.now().Sub(a.made) > cacheTTL {
 		return nil, v, false
 	}
 	return a, v, true
@@ -122,7 +123,7 @@ func (c *responseCache) serve(w http.ResponseWriter, r *http.Request, next http.
 	}
 	tw := &teeWriter{ResponseWriter: w}
 	next.ServeHTTP(tw, r)
-	if tw.code == http.StatusOK && !tw.over && !version.IsZero() {
+	if tw.code == http.StatusOK && !tw.over && version != 0 {
 		// Only what describes the answer itself; the middleware's headers
 		// (request id, rate limit, CORS) belong to each request.
 		h := http.Header{}

@@ -18,18 +18,17 @@ import (
 	"github.com/ytrend/ytrend/server"
 	"github.com/ytrend/ytrend/store"
 	"github.com/ytrend/ytrend/testkit/archivetest"
-	"github.com/ytrend/ytrend/view"
 )
 
 // countingArchive counts how often the charts are read.
 type countingArchive struct {
-	view.Archive
+	*store.DB
 	charts atomic.Int64
 }
 
 func (c *countingArchive) Chart(ctx context.Context, region regions.Code, at time.Time, limit int) (store.Chart, error) {
 	c.charts.Add(1)
-	return c.Archive.Chart(ctx, region, at, limit)
+	return c.DB.Chart(ctx, region, at, limit)
 }
 
 type fakeClock struct {
@@ -58,7 +57,7 @@ func TestResponseCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	ar := &countingArchive{Archive: db}
+	ar := &countingArchive{DB: db}
 	clock := &fakeClock{t: time.Now()}
 	s, err := server.New(server.Config{}, server.Deps{Archive: ar, Budget: budget(t, db), Metrics: metrics.NewHTTP(prometheus.NewRegistry()),
 		Log: slog.New(slog.DiscardHandler), Now: clock.now})

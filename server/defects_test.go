@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -157,5 +158,54 @@ func TestAcceptEncodingQValues(t *testing.T) {
 		if got := r.header.Get("Content-Encoding") == "gzip"; got != gz {
 			t.Errorf("Accept-Encoding %q: gzip %v, want %v", ae, got, gz)
 		}
+	}
+}
+
+// An import of history older than anything in the archive changes what the
+// pages show without moving the newest page's time: Last-Modified (the
+// newest page's time, before) must move anyway, or If-Modified-Since gets a
+// 304 for an answer that changed. The import is another process's write
+// (a second handle), seen by the server's in-memory version within
+// versionEvery.
+func TestLastModifiedMovesWhenOlderHistoryLands(t *testing.T) {
+	e := hostileArchive(t)
+	first := e.get(t, "/api/v1/charts/US?at=2018-01-02T00:00:00Z")
+	if first.code != http.StatusNotFound {
+		t.Fatalf("a chart of 2018 before the import: %d", first.code)
+	}
+	before := e.get(t, "/api/v1/regions")
+	lm := before.header.Get("Last-Modified")
+	if lm == "" {
+		t.Fatal("no Last-Modified")
+	}
+	w, err := store.Open(context.Background(), e.db.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	old := time.Date(2018, 1, 1, 0, 0, 0, 0, time.UTC)
+	if _, err := w.ImportChart(context.Background(), store.ImportedChart{Region: "US", Pages: []store.Page{{FetchedAt: old, FirstRank: 1,
+		Videos: []store.Video{{ID: "old00000001", Title: "from 2018", ChannelID: "UC1", ChannelTitle: "c"}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		r := e.get(t, "/api/v1/regions", "If-Modified-Since: "+lm)
+		if r.code == http.StatusOK {
+			if got := r.header.Get("Last-Modified"); got == lm {
+				t.Fatalf("a changed answer with the same Last-Modified %s", lm)
+			}
+			if r.header.Get("ETag") == before.header.Get("ETag") {
+				t.Errorf("the regions' answer changed (one more chart), its ETag did not")
+			}
+			break
+		}
+		if r.code != http.StatusNotModified || time.Now().After(deadline) {
+			t.Fatalf("after importing 2018: %d with If-Modified-Since %s; want 200 once the import is seen", r.code, lm)
+		}
+		runtime.Gosched()
+	}
+	if r := e.get(t, "/api/v1/charts/US?at=2018-01-02T00:00:00Z"); r.code != http.StatusOK {
+		t.Errorf("the chart of 2018 after the import: %d", r.code)
 	}
 }

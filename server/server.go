@@ -116,7 +116,12 @@ func New(cfg Config, d Deps) (*Server, error) {
 	if cfg.HandlerTimeout >= cfg.WriteTimeout {
 		return nil, fmt.Errorf("server: handler timeout %s must be below the write timeout %s", cfg.HandlerTimeout, cfg.WriteTimeout)
 	}
-	d.Archive = &regionCache{Archive: d.Archive, ttl: time.Second}
+	vs, ok := d.Archive.(versioned)
+	if !ok {
+		vs = lastChangeVersion{d.Archive}
+	}
+	version := newArchiveVersion(vs, d.Now)
+	d.Archive = &regionCache{Archive: versionedArchive{Archive: d.Archive, version: version}, version: version, ttl: time.Second}
 	mux := http.NewServeMux()
 	for pattern, h := range apiv1.Routes(apiv1.Deps{Archive: d.Archive, Budget: d.Budget, Log: d.Log, Now: d.Now}) {
 		mux.Handle(pattern, h)
@@ -130,7 +135,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, deps: d}
 	if !cfg.NoCache {
-		s.cache = newResponseCache(d.Archive.LastChange, d.Now)
+		s.cache = newResponseCache(version, d.Now)
 	}
 	s.handler = s.wrap(mux)
 	s.srv = &http.Server{
@@ -245,28 +250,35 @@ func isTrusted(ip netip.Addr, trusted []netip.Prefix) bool {
 	return false
 }
 
-// regionCache keeps the archive's region list for a second: the home and
-// search pages list regions on every request, and the list (a scan of the
-// runs' index, 3 ms at a million videos) changes once per fetch.
+// regionCache keeps the archive's region list for a second while the
+// archive does not change: the home and search pages list regions on every
+// request, and the list (a scan of the runs' index, 3 ms at a million
+// videos) changes once per fetch or import.
 type regionCache struct {
 	view.Archive
-	ttl time.Duration
+	version *archiveVersion
+	ttl     time.Duration
 
 	mu  sync.Mutex
 	at  time.Time
+	gen int64
 	rfs []store.RegionFetch
 }
 
 func (c *regionCache) RegionFetches(ctx context.Context) ([]store.RegionFetch, error) {
+	gen, _, err := c.version.get(ctx)
+	if err != nil {
+		return nil, err
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.rfs != nil && time.Since(c.at) < c.ttl {
+	if c.rfs != nil && c.gen == gen && time.Since(c.at) < c.ttl {
 		return c.rfs, nil
 	}
 	rfs, err := c.Archive.RegionFetches(ctx)
 	if err != nil {
 		return nil, err
 	}
-	c.rfs, c.at = rfs, time.Now()
+	c.rfs, c.at, c.gen = rfs, time.Now(), gen
 	return rfs, nil
 }

@@ -29,6 +29,9 @@ type DB struct {
 	path   string
 	writer *sql.DB
 	reader *sql.DB
+	probe  *sql.DB // one connection, for Version only
+
+	commits atomic.Int64 // see Commits
 
 	mu     sync.Mutex
 	stmts  map[string]*sql.Stmt // writer statements, prepared once
@@ -120,6 +123,10 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	reader.SetMaxOpenConns(o.readers)
 	reader.SetMaxIdleConns(o.readers)
 	db.reader = reader
+	if db.probe, err = openProbe(path, o); err != nil {
+		db.Close()
+		return nil, err
+	}
 	db.search = search.New(reader, searchCategoryNames, o.search...)
 
 	if !o.noMigrate {
@@ -151,6 +158,11 @@ func openReadOnly(ctx context.Context, path string, o options) (*DB, error) {
 	writer.SetMaxOpenConns(1)
 	db := &DB{path: path, writer: writer, reader: reader, stmts: map[string]*sql.Stmt{}, migrations: o.migrations, self: newInstance(),
 		search: search.New(reader, searchCategoryNames, o.search...)}
+	db.probe, err = openProbe(path, o)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
 	st, err := db.MigrationStatus(ctx)
 	if err == nil && len(st.Pending) > 0 {
 		err = fmt.Errorf("%d pending migrations (run ytrend migrate, or any fetch)", len(st.Pending))
@@ -160,6 +172,17 @@ func openReadOnly(ctx context.Context, path string, o options) (*DB, error) {
 		return nil, fmt.Errorf("store: open %s read-only: %w", path, err)
 	}
 	return db, nil
+}
+
+// openProbe opens the one read-only connection Version uses.
+func openProbe(path string, o options) (*sql.DB, error) {
+	probe, err := sql.Open("sqlite", dsn(path, o.busyTimeout, false))
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	probe.SetMaxOpenConns(1)
+	probe.SetMaxIdleConns(1)
+	return probe, nil
 }
 
 // ensureWAL switches a new file to WAL. WAL is a property of the file, so it
@@ -299,6 +322,9 @@ func (db *DB) Close() error {
 	}
 	if db.reader != nil {
 		errs = append(errs, db.reader.Close())
+	}
+	if db.probe != nil {
+		errs = append(errs, db.probe.Close())
 	}
 	if db.writer != nil {
 		errs = append(errs, db.writer.Close())

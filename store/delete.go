@@ -80,5 +80,6 @@ func (db *DB) DeleteVideos(ctx context.Context, ids ...string) (int, error) {
 	if err := tx.Commit(); err != nil {
 		return 0, fmt.Errorf("store: delete videos: commit: %w", err)
 	}
+	db.commits.Add(1)
 	return deleted, nil
 }

@@ -138,6 +138,7 @@ func (db *DB) ImportCharts(ctx context.Context, cs []ImportedChart) ([]ImportRes
 	if err := tx.Commit(); err != nil {
 		return nil, fmt.Errorf("store: import chart: commit: %w", err)
 	}
+	db.commits.Add(1)
 	db.channels.remember(learned)
 	return out, nil
 }

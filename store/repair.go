@@ -75,6 +75,7 @@ func (db *DB) Repair(ctx context.Context, now time.Time) (RepairResult, error) {
 	if err := tx.Commit(); err != nil {
 		return res, fmt.Errorf("store: repair: commit: %w", err)
 	}
+	db.commits.Add(1)
 	return res, nil
 }
 

@@ -91,6 +91,7 @@ func (db *DB) savePage(ctx context.Context, p Page, outer *sql.Tx, learnedOut *[
 	if err := tx.Commit(); err != nil {
 		return PageResult{}, fmt.Errorf("store: save page: commit: %w", err)
 	}
+	db.commits.Add(1)
 	db.channels.remember(learned)
 	return plan.res, nil
 }
