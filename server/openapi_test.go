@@ -5,6 +5,9 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -76,5 +79,29 @@ func TestOpenAPIMatchesResponses(t *testing.T) {
 		if err := openapi3filter.ValidateResponse(ctx, in); err != nil {
 			t.Errorf("%s: the response does not match the document: %v", p.path, err)
 		}
+	}
+}
+
+// TestOpenAPILint runs Redocly's linter with its recommended rules: public
+// operations say security: [], every nullable has a type, the document has
+// a license. It needs `npm i -g @redocly/cli`; without it the test skips
+// locally and fails in CI.
+func TestOpenAPILint(t *testing.T) {
+	bin, err := exec.LookPath("redocly")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("redocly is not installed (npm i -g @redocly/cli)")
+		}
+		t.Skip("redocly is not installed (npm i -g @redocly/cli)")
+	}
+	path := filepath.Join(t.TempDir(), "openapi.json")
+	if err := os.WriteFile(path, apiv1.OpenAPI(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "lint", "--extends=recommended", "--format=stylish", path)
+	cmd.Dir = t.TempDir() // no redocly.yaml of the tree's
+	out, err := cmd.CombinedOutput()
+	if err != nil || bytes.Contains(out, []byte(" error ")) {
+		t.Fatalf("redocly lint: %v\n%s", err, out)
 	}
 }
