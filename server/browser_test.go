@@ -2,9 +2,13 @@ package server_test
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -162,5 +166,62 @@ func TestBrowser(t *testing.T) {
 		if fi, err := os.Stat(filepath.Join(dir, n)); err != nil || fi.Size() < 1000 {
 			t.Errorf("screenshot %s: %v", n, err)
 		}
+	}
+}
+
+// TestBrowserNoAmplifier loads, in a real browser, the chart of an archive
+// an older import filled with a thumbnail_link of "/api/v1/search?...":
+// before, each visitor's browser sent that search as an image request
+// (img-src 'self' allowed it), so one chart page made every visitor run up
+// to 200 searches. The page must cause no request but its own and its
+// stylesheet.
+func TestBrowserNoAmplifier(t *testing.T) {
+	bin := chromium(t)
+	e := hostileArchive(t)
+	var searches, others atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case strings.HasPrefix(r.URL.Path, "/api/"):
+			searches.Add(1)
+		case r.URL.Path != "/charts/US" && !strings.HasPrefix(r.URL.Path, "/static/") && r.URL.Path != "/favicon.ico":
+			others.Add(1)
+		}
+		e.handler.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	profile, err := os.MkdirTemp("", "ytrend-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(profile)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"),
+		chromedp.UserDataDir(profile),
+	)
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelA()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	ctx, cancelT := context.WithTimeout(ctx, time.Minute)
+	defer cancelT()
+	var entries int
+	var state string
+	// Navigate returns after the load event, which waits for every image.
+	err = chromedp.Run(ctx,
+		chromedp.Navigate(srv.URL+"/charts/US"),
+		chromedp.WaitVisible(`ol.chart li`, chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelectorAll("ol.chart li").length`, &entries),
+		chromedp.Evaluate(`document.readyState`, &state),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if entries != 4 || state != "complete" {
+		t.Fatalf("%d entries, readyState %q", entries, state)
+	}
+	if n, o := searches.Load(), others.Load(); n != 0 || o != 0 {
+		t.Errorf("the chart page made the browser send %d API requests and %d others", n, o)
 	}
 }
