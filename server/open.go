@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/netip"
 	"sync"
 	"time"
 
@@ -116,15 +115,14 @@ func InProcess(sc Config, db *store.DB, budget *quota.Limiter, rdb redis.Univers
 	return New(sc, Deps{Archive: db, Budget: &cachedStatus{budget: budget, ttl: time.Second}, Limiter: lim, Metrics: hm, Log: log})
 }
 
-// mountMetrics serves /metrics, /livez and /readyz to loopback clients
-// (the peer address, whatever X-Forwarded-For says): an operator's, not a
-// visitor's.
+// mountMetrics serves /metrics, /livez and /readyz to the operator only
+// (operatorRequest); anyone else gets the 404 of a page that is not there.
 func (s *Server) mountMetrics(h http.Handler) {
 	inner := s.handler
 	s.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/metrics", "/livez", "/readyz":
-			if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil && ap.Addr().Unmap().IsLoopback() {
+			if operatorRequest(r, s.cfg.TrustedProxies) {
 				h.ServeHTTP(w, r)
 				return
 			}
