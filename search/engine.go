@@ -43,6 +43,10 @@ type WalkProbe struct {
 	Walked func(ranked, read int)
 	// Group, if positive, fixes how many blocks every group ranks.
 	Group int
+	// InTx, if set, runs in each search's read transaction before its
+	// first statement, while the search holds its pooled connection: a
+	// test makes searches last as long as it likes with it.
+	InTx func(q Query)
 }
 
 // WithWalkProbe makes every walk report to p and follow its Group.
@@ -94,6 +98,12 @@ func (e *Engine) Search(ctx context.Context, q Query) ([]Hit, error) {
 		return nil, fmt.Errorf("store: search: %w", err)
 	}
 	defer tx.Rollback()
+	if p := e.o.probe; p != nil && p.InTx != nil {
+		if _, err := tx.ExecContext(ctx, `SELECT 1`); err != nil { // the connection is taken at the first statement
+			return nil, fmt.Errorf("store: search: %w", err)
+		}
+		p.InTx(q)
+	}
 	s := searcher{ctx: ctx, tx: tx, st: st, q: q, pq: pq, e: e}
 	return s.run()
 }

@@ -53,13 +53,17 @@ func (s *Server) wrap(mux *http.ServeMux) http.Handler {
 	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		ctx, id := reply.WithRequestID(r.Context())
-		ctx, cancel := context.WithTimeout(ctx, s.cfg.HandlerTimeout)
-		defer cancel()
-		r = r.WithContext(ctx)
 		_, route := mux.Handler(r)
 		if route == "" {
 			route = "other"
 		}
+		timeout := s.cfg.HandlerTimeout
+		if strings.HasSuffix(route, "/search") {
+			timeout = min(timeout, s.cfg.SearchTimeout)
+		}
+		ctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		r = r.WithContext(ctx)
 		client := clientIP(r, s.cfg.TrustedProxies)
 		w := &statusWriter{ResponseWriter: rw}
 		h := w.Header()
@@ -120,10 +124,21 @@ func (s *Server) wrap(mux *http.ServeMux) http.Handler {
 			w.WriteHeader(http.StatusNoContent)
 			return
 		}
-		if s.deps.Limiter != nil && !strings.HasPrefix(r.URL.Path, "/static/") {
-			if !s.limit(w, r, api, client) {
+		if !strings.HasPrefix(r.URL.Path, "/static/") {
+			if s.deps.Limiter != nil && !s.limit(w, r, api, client) {
 				return
 			}
+			done, ok := s.flight.acquire(r.Context(), client)
+			if !ok {
+				if s.deps.Metrics != nil {
+					s.deps.Metrics.ObserveLimited()
+				}
+				h.Set("Retry-After", "1")
+				s.fail(w, r, api, http.StatusTooManyRequests, "rate_limited",
+					fmt.Sprintf("more than %d requests in flight from one client; retry after 1 s", s.cfg.ClientInFlight))
+				return
+			}
+			defer done()
 		}
 		if s.cache != nil {
 			s.cache.serve(w, r, mux)

@@ -43,6 +43,13 @@ type Config struct {
 	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
 	// HandlerTimeout bounds one request's work (the archive's queries).
 	HandlerTimeout time.Duration
+	// SearchTimeout bounds a search's (shorter: searches are what can be
+	// slow, and they have a pool of their own to hold).
+	SearchTimeout time.Duration
+	// ClientInFlight is how many requests one client may have in flight;
+	// more wait up to ClientQueueWait for one to finish, then get 429.
+	ClientInFlight  int
+	ClientQueueWait time.Duration
 	// ShutdownTimeout is how long Run lets in-flight requests finish.
 	ShutdownTimeout time.Duration
 	// NoCache turns the response cache off (see cache.go).
@@ -56,6 +63,9 @@ const (
 	DefaultWriteTimeout      = 30 * time.Second
 	DefaultIdleTimeout       = 120 * time.Second
 	DefaultHandlerTimeout    = 10 * time.Second
+	DefaultSearchTimeout     = 5 * time.Second
+	DefaultClientInFlight    = 2
+	DefaultClientQueueWait   = 500 * time.Millisecond
 	DefaultShutdownTimeout   = 20 * time.Second
 	// MaxURLBytes bounds a request's path and query string.
 	MaxURLBytes = 4096
@@ -89,6 +99,7 @@ type Server struct {
 	handler http.Handler
 	srv     *http.Server
 	cache   *responseCache // nil with Config.NoCache
+	flight  *inflight
 }
 
 // New builds the server; it does not listen yet.
@@ -113,6 +124,11 @@ func New(cfg Config, d Deps) (*Server, error) {
 	def(&cfg.IdleTimeout, DefaultIdleTimeout)
 	def(&cfg.HandlerTimeout, DefaultHandlerTimeout)
 	def(&cfg.ShutdownTimeout, DefaultShutdownTimeout)
+	def(&cfg.SearchTimeout, DefaultSearchTimeout)
+	def(&cfg.ClientQueueWait, DefaultClientQueueWait)
+	if cfg.ClientInFlight <= 0 {
+		cfg.ClientInFlight = DefaultClientInFlight
+	}
 	if cfg.HandlerTimeout >= cfg.WriteTimeout {
 		return nil, fmt.Errorf("server: handler timeout %s must be below the write timeout %s", cfg.HandlerTimeout, cfg.WriteTimeout)
 	}
@@ -133,7 +149,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	for pattern, h := range pages {
 		mux.Handle(pattern, h)
 	}
-	s := &Server{cfg: cfg, deps: d}
+	s := &Server{cfg: cfg, deps: d, flight: newInflight(cfg.ClientInFlight, cfg.ClientQueueWait)}
 	if !cfg.NoCache {
 		s.cache = newResponseCache(version, d.Now)
 	}

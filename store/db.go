@@ -29,6 +29,7 @@ type DB struct {
 	path   string
 	writer *sql.DB
 	reader *sql.DB
+	finder *sql.DB // the search engine's pool, apart from reader's
 	probe  *sql.DB // one connection, for Version only
 
 	commits atomic.Int64 // see Commits
@@ -51,6 +52,7 @@ type Option func(*options)
 type options struct {
 	busyTimeout time.Duration
 	readers     int
+	searchers   int
 	migrations  fs.FS
 	noMigrate   bool
 	readOnly    bool
@@ -66,6 +68,12 @@ func WithBusyTimeout(d time.Duration) Option { return func(o *options) { o.busyT
 func WithSearch(opts ...search.Option) Option {
 	return func(o *options) { o.search = append(o.search, opts...) }
 }
+
+// WithSearchers sets the size of the search engine's own pool of read
+// connections (default 4). Searches get a pool apart from every other read,
+// so that slow searches never keep a chart, a video page or the runs
+// waiting for a connection.
+func WithSearchers(n int) Option { return func(o *options) { o.searchers = n } }
 
 // WithReaders sets the size of the reader pool (default: GOMAXPROCS, at least 2).
 func WithReaders(n int) Option { return func(o *options) { o.readers = n } }
@@ -87,7 +95,7 @@ func ReadOnly() Option { return func(o *options) { o.readOnly = true } }
 // Open opens (creating if needed) the archive at path, switches it to WAL,
 // and applies any pending migrations.
 func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
-	o := options{busyTimeout: 10 * time.Second, readers: max(2, runtime.GOMAXPROCS(0)), migrations: migrations.FS}
+	o := options{busyTimeout: 10 * time.Second, readers: max(2, runtime.GOMAXPROCS(0)), searchers: 4, migrations: migrations.FS}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -123,11 +131,15 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	reader.SetMaxOpenConns(o.readers)
 	reader.SetMaxIdleConns(o.readers)
 	db.reader = reader
-	if db.probe, err = openProbe(path, o); err != nil {
+	if db.probe, err = openPool(path, o, 1); err != nil {
 		db.Close()
 		return nil, err
 	}
-	db.search = search.New(reader, searchCategoryNames, o.search...)
+	if db.finder, err = openPool(path, o, o.searchers); err != nil {
+		db.Close()
+		return nil, err
+	}
+	db.search = search.New(db.finder, searchCategoryNames, o.search...)
 
 	if !o.noMigrate {
 		if _, err := migrations.Apply(ctx, db.writer, o.migrations); err != nil {
@@ -156,13 +168,16 @@ func openReadOnly(ctx context.Context, path string, o options) (*DB, error) {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
 	writer.SetMaxOpenConns(1)
-	db := &DB{path: path, writer: writer, reader: reader, stmts: map[string]*sql.Stmt{}, migrations: o.migrations, self: newInstance(),
-		search: search.New(reader, searchCategoryNames, o.search...)}
-	db.probe, err = openProbe(path, o)
-	if err != nil {
+	db := &DB{path: path, writer: writer, reader: reader, stmts: map[string]*sql.Stmt{}, migrations: o.migrations, self: newInstance()}
+	if db.probe, err = openPool(path, o, 1); err != nil {
 		db.Close()
 		return nil, err
 	}
+	if db.finder, err = openPool(path, o, o.searchers); err != nil {
+		db.Close()
+		return nil, err
+	}
+	db.search = search.New(db.finder, searchCategoryNames, o.search...)
 	st, err := db.MigrationStatus(ctx)
 	if err == nil && len(st.Pending) > 0 {
 		err = fmt.Errorf("%d pending migrations (run ytrend migrate, or any fetch)", len(st.Pending))
@@ -174,15 +189,16 @@ func openReadOnly(ctx context.Context, path string, o options) (*DB, error) {
 	return db, nil
 }
 
-// openProbe opens the one read-only connection Version uses.
-func openProbe(path string, o options) (*sql.DB, error) {
-	probe, err := sql.Open("sqlite", dsn(path, o.busyTimeout, false))
+// openPool opens a pool of n read-only connections: Version's probe, the
+// search engine's.
+func openPool(path string, o options, n int) (*sql.DB, error) {
+	pool, err := sql.Open("sqlite", dsn(path, o.busyTimeout, false))
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
-	probe.SetMaxOpenConns(1)
-	probe.SetMaxIdleConns(1)
-	return probe, nil
+	pool.SetMaxOpenConns(max(1, n))
+	pool.SetMaxIdleConns(max(1, n))
+	return pool, nil
 }
 
 // ensureWAL switches a new file to WAL. WAL is a property of the file, so it
@@ -325,6 +341,9 @@ func (db *DB) Close() error {
 	}
 	if db.probe != nil {
 		errs = append(errs, db.probe.Close())
+	}
+	if db.finder != nil {
+		errs = append(errs, db.finder.Close())
 	}
 	if db.writer != nil {
 		errs = append(errs, db.writer.Close())
