@@ -51,11 +51,11 @@ func Routes(d Deps) map[string]http.Handler {
 	}
 	a := &api{d}
 	return map[string]http.Handler{
-		Prefix + "/search":          get(a.search),
-		Prefix + "/charts/{region}": get(a.chart),
+		Prefix + "/search":          get(a.search, view.SearchParams...),
+		Prefix + "/charts/{region}": get(a.chart, view.ChartParams...),
 		Prefix + "/videos/{id}":     get(a.video),
 		Prefix + "/regions":         get(a.regions),
-		Prefix + "/runs":            get(a.runs),
+		Prefix + "/runs":            get(a.runs, view.RunsParams...),
 		Prefix + "/quota":           get(a.quota),
 		Prefix + "/openapi.json": get(func(w http.ResponseWriter, r *http.Request) {
 			reply.Write(w, r, http.StatusOK, "application/json", openAPI, time.Time{})
@@ -66,12 +66,16 @@ func Routes(d Deps) map[string]http.Handler {
 	}
 }
 
-// get admits GET and HEAD only.
-func get(h http.HandlerFunc) http.Handler {
+// get admits GET and HEAD only, with the query parameters params.
+func get(h http.HandlerFunc, params ...string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
 			reply.Error(w, r, http.StatusMethodNotAllowed, "method_not_allowed", r.Method+" is not allowed; use GET")
+			return
+		}
+		if err := view.CheckParams(r.URL.Query(), params...); err != nil {
+			reply.Error(w, r, http.StatusBadRequest, "bad_request", err.Error())
 			return
 		}
 		h(w, r)

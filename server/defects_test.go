@@ -2,15 +2,20 @@ package server_test
 
 import (
 	"context"
+	"encoding/base64"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ytrend/ytrend/internal/reply"
 	"github.com/ytrend/ytrend/server"
 	"github.com/ytrend/ytrend/store"
 	"github.com/ytrend/ytrend/view"
@@ -207,5 +212,65 @@ func TestLastModifiedMovesWhenOlderHistoryLands(t *testing.T) {
 	}
 	if r := e.get(t, "/api/v1/charts/US?at=2018-01-02T00:00:00Z"); r.code != http.StatusOK {
 		t.Errorf("the chart of 2018 after the import: %d", r.code)
+	}
+}
+
+// Eight addresses of one /64 are one client: before, each got its own
+// limit (all eight answered under a 5 per 10 s limit), and a zone suffix
+// made yet another. An address a trusted proxy forwards that cannot be
+// read is refused, not counted against the proxy.
+func TestIPv6NeighboursShareOneLimit(t *testing.T) {
+	e := newEnv(t, withLimit(5, 10*time.Second), func(c *server.Config, _ *server.Deps) {
+		c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
+	})
+	var codes []int
+	for i := 1; i <= 8; i++ {
+		xff := fmt.Sprintf("2001:db8:1:2::%x", i)
+		if i == 8 {
+			xff += "%eth1"
+		}
+		codes = append(codes, e.get(t, "/api/v1/regions", "X-Forwarded-For: "+xff).code)
+	}
+	want := []int{200, 200, 200, 200, 200, 429, 429, 429}
+	if !slices.Equal(codes, want) {
+		t.Errorf("eight addresses of 2001:db8:1:2::/64: %v, want %v", codes, want)
+	}
+	// Another /64 has its own limit.
+	if r := e.get(t, "/api/v1/regions", "X-Forwarded-For: 2001:db8:1:3::1"); r.code != 200 {
+		t.Errorf("the next /64: %d", r.code)
+	}
+	for _, xff := range []string{"garbage", "198.51.100.7, not-an-ip", "198.51.100.7,"} {
+		r := e.get(t, "/api/v1/regions", "X-Forwarded-For: "+xff)
+		if r.code != http.StatusBadRequest || !strings.Contains(string(r.body), "X-Forwarded-For") {
+			t.Errorf("X-Forwarded-For %q: %d %s", xff, r.code, r.body)
+		}
+	}
+}
+
+// What one request may ask is bounded, and a parameter the endpoint does
+// not take is refused: ignored, it defeated the response cache (each
+// ?junk=N a miss) at no cost to the client.
+func TestRequestBounds(t *testing.T) {
+	e := newEnv(t)
+	deep := base64.RawURLEncoding.EncodeToString([]byte("o:190"))
+	for _, tc := range []struct {
+		path, msg string
+	}{
+		{"/api/v1/search?q=a&junk=1", `parameter "junk": unknown; allowed q, region, since, channel, sort, limit, cursor`},
+		{"/api/v1/regions?junk=1", `parameter "junk": this takes no parameters`},
+		{"/api/v1/videos/AAAAAAAAAAA?x=", `parameter "x": this takes no parameters`},
+		{"/api/v1/charts/US?junk=1", `parameter "junk": unknown; allowed at, limit`},
+		{"/api/v1/search?q=a&region=US,GB,DE,FR,JP,KR,IN,BR,MX,CA,RU", "region: more than 10 regions"},
+		{"/api/v1/search?q=a&sort=views&cursor=" + deep, "cursor: past the last page (a search pages through its first 200 results)"},
+	} {
+		r := e.get(t, tc.path)
+		if got := decode[reply.ErrorBody](t, r).Error.Message; r.code != http.StatusBadRequest || got != tc.msg {
+			t.Errorf("%s: %d %q, want 400 %q", tc.path, r.code, got, tc.msg)
+		}
+	}
+	for _, path := range []string{"/search?q=a&junk=1", "/?junk=1", "/charts/US?limit=5", "/runs?junk=1"} {
+		if r := e.get(t, path); r.code != http.StatusBadRequest {
+			t.Errorf("%s: %d, want 400", path, r.code)
+		}
 	}
 }

@@ -64,7 +64,7 @@ func (s *Server) wrap(mux *http.ServeMux) http.Handler {
 		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		r = r.WithContext(ctx)
-		client := clientIP(r, s.cfg.TrustedProxies)
+		client, clientErr := clientIP(r, s.cfg.TrustedProxies)
 		w := &statusWriter{ResponseWriter: rw}
 		h := w.Header()
 		h.Set("X-Request-Id", id)
@@ -98,6 +98,10 @@ func (s *Server) wrap(mux *http.ServeMux) http.Handler {
 				"route", route, "code", code, "bytes", w.bytes, "duration_ms", float64(d.Microseconds())/1000)
 		}()
 
+		if clientErr != nil {
+			s.fail(w, r, api, http.StatusBadRequest, "bad_request", clientErr.Error())
+			return
+		}
 		if len(r.URL.RawQuery)+len(r.URL.Path) > MaxURLBytes {
 			s.fail(w, r, api, http.StatusRequestURITooLong, "uri_too_long", fmt.Sprintf("the URL is over %d bytes", MaxURLBytes))
 			return

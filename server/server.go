@@ -222,37 +222,51 @@ func (s *Server) Run(ctx context.Context, soft <-chan struct{}, ready func(addr 
 	return nil
 }
 
-// clientIP is the address the rate limit counts: the peer, unless the peer
-// is a trusted proxy, in which case X-Forwarded-For is read from the right,
+// clientIP is the client the limits count: the peer, unless the peer is a
+// trusted proxy, in which case X-Forwarded-For is read from the right,
 // skipping trusted proxies, and the first untrusted address is the client.
-func clientIP(r *http.Request, trusted []netip.Prefix) string {
+// An address a trusted proxy forwarded that cannot be read is an error (the
+// request is refused), never the proxy's own address: that would count the
+// request against every client behind it.
+//
+// An IPv6 client is its /64, zone dropped: one host holds a whole /64 and
+// could otherwise make a new client per request.
+func clientIP(r *http.Request, trusted []netip.Prefix) (string, error) {
 	peer, err := netip.ParseAddrPort(r.RemoteAddr)
 	var ip netip.Addr
 	if err == nil {
-		ip = peer.Addr().Unmap()
+		ip = peer.Addr()
 	} else if a, err := netip.ParseAddr(r.RemoteAddr); err == nil {
-		ip = a.Unmap()
+		ip = a
 	} else {
-		return r.RemoteAddr
+		return r.RemoteAddr, nil // not IP (a unix socket): one client
 	}
+	ip = ip.Unmap().WithZone("")
 	if !isTrusted(ip, trusted) {
-		return ip.String()
+		return clientKey(ip), nil
 	}
-	hops := r.Header.Values("X-Forwarded-For")
 	var addrs []string
-	for _, h := range hops {
+	for _, h := range r.Header.Values("X-Forwarded-For") {
 		addrs = append(addrs, strings.Split(h, ",")...)
 	}
 	for i := len(addrs) - 1; i >= 0; i-- {
 		a, err := netip.ParseAddr(strings.TrimSpace(addrs[i]))
 		if err != nil {
-			break // garbage: stop at the last address we could trust
+			return "", fmt.Errorf("X-Forwarded-For: %q is not an IP address", clipPath(strings.TrimSpace(addrs[i])))
 		}
-		a = a.Unmap()
-		ip = a
-		if !isTrusted(a, trusted) {
+		ip = a.Unmap().WithZone("")
+		if !isTrusted(ip, trusted) {
 			break
 		}
+	}
+	return clientKey(ip), nil
+}
+
+// clientKey is the limits' name for ip: itself, or its /64 for IPv6.
+func clientKey(ip netip.Addr) string {
+	if ip.Is6() {
+		p, _ := ip.Prefix(64)
+		return p.String()
 	}
 	return ip.String()
 }

@@ -44,7 +44,7 @@ func RunSearch(ctx context.Context, ar Archive, s Search) (hits []store.Hit, nex
 		return []store.Hit{}, nil, nil
 	}
 	end := min(len(all), s.Offset+s.Limit)
-	if len(all) > end && end < store.MaxLimit {
+	if len(all) > end && end < MaxDepth {
 		c := encodeCursor("o", int64(end))
 		next = &c
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -16,13 +17,18 @@ import (
 	"github.com/ytrend/ytrend/store"
 )
 
-// Bounds on what a client may ask.
+// Bounds on what a client may ask. A search's cost grows with its regions
+// and with how deep its page is (the page at offset 180 ranks 200 results),
+// so both are bounded per request.
 const (
 	MaxQueryLen   = 200 // runes of q
 	MaxChannelLen = 100
-	MaxRegions    = 20
+	MaxRegions    = 10
 	DefaultLimit  = 20
 	MaxLimit      = 100
+	// MaxDepth is how many results of a search its pages reach (the
+	// store ranks up to store.MaxLimit, for the CLI).
+	MaxDepth = 200
 )
 
 // BadRequest is a client error; its message is safe to show.
@@ -102,13 +108,13 @@ func ParseSearch(v url.Values, now time.Time, allowEmpty bool) (Search, error) {
 		if err != nil {
 			return s, err
 		}
-		if off+int64(s.Limit) > store.MaxLimit {
-			return s, bad("cursor: past the last page (a search pages through its first %d results)", store.MaxLimit)
+		if off+int64(s.Limit) > MaxDepth {
+			return s, bad("cursor: past the last page (a search pages through its first %d results)", MaxDepth)
 		}
 		s.Offset = int(off)
 	}
 	// One more than the page: its presence says there is a next page.
-	s.Query.Limit = min(store.MaxLimit, s.Offset+s.Limit+1)
+	s.Query.Limit = min(MaxDepth, s.Offset+s.Limit+1)
 	return s, nil
 }
 
@@ -190,4 +196,28 @@ func clip(s string) string {
 func IsBadRequest(err error) bool {
 	var b *BadRequest
 	return errors.As(err, &b)
+}
+
+// The query parameters each request takes (the pages' and the API's
+// alike). Any other is refused with 400, not ignored: it would change
+// nothing in the answer but the response cache's key, so a client could
+// make every request a miss with ?x=1, ?x=2, ...
+var (
+	SearchParams = []string{"q", "region", "since", "channel", "sort", "limit", "cursor"}
+	ChartParams  = []string{"at", "limit"}
+	HomeParams   = []string{"region", "at"}
+	RunsParams   = []string{"region", "status", "limit", "cursor"}
+)
+
+// CheckParams refuses a parameter that is not one of allowed.
+func CheckParams(v url.Values, allowed ...string) error {
+	for k := range v {
+		if !slices.Contains(allowed, k) {
+			if len(allowed) == 0 {
+				return bad("parameter %q: this takes no parameters", clip(k))
+			}
+			return bad("parameter %q: unknown; allowed %s", clip(k), strings.Join(allowed, ", "))
+		}
+	}
+	return nil
 }

@@ -112,12 +112,12 @@ func Routes(d Deps) (map[string]http.Handler, error) {
 	}
 	files := http.StripPrefix("/static/", http.FileServerFS(static))
 	return map[string]http.Handler{
-		"/{$}":             http.HandlerFunc(p.home),
-		"/search":          http.HandlerFunc(p.search),
-		"/charts/{region}": http.HandlerFunc(p.chart),
-		"/videos/{id}":     http.HandlerFunc(p.video),
-		"/runs":            http.HandlerFunc(p.runs),
-		"/quota":           http.HandlerFunc(p.quota),
+		"/{$}":             p.only(p.home, view.HomeParams...),
+		"/search":          p.only(p.search, view.SearchParams...),
+		"/charts/{region}": p.only(p.chart, "at"),
+		"/videos/{id}":     p.only(p.video),
+		"/runs":            p.only(p.runs, view.RunsParams...),
+		"/quota":           p.only(p.quota),
 		"/static/": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Cache-Control", "public, max-age=3600")
 			files.ServeHTTP(w, r)
@@ -126,6 +126,17 @@ func Routes(d Deps) (map[string]http.Handler, error) {
 			p.page(w, r, http.StatusNotFound, "error", pageData{Title: "Not found", Error: "There is no page here."})
 		}),
 	}, nil
+}
+
+// only serves h to requests with no query parameter but params.
+func (p *pages) only(h http.HandlerFunc, params ...string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := view.CheckParams(r.URL.Query(), params...); err != nil {
+			p.page(w, r, http.StatusBadRequest, "error", pageData{Title: "Bad request", Error: err.Error()})
+			return
+		}
+		h(w, r)
+	})
 }
 
 // pageData is what every template reads; each page fills in its part.
