@@ -33,13 +33,14 @@ func ConfigFrom(cfg *config.Config) Config {
 }
 
 // NewLimiter is the per-client limiter for cfg: on rdb when there is one
-// (shared by every serve process), else in memory.
-func NewLimiter(cfg Config, rdb redis.UniversalClient) (Limiter, error) {
+// (shared by every serve process, with this process's own in reserve for
+// when Redis fails: ratelimit.Fallback), else in memory.
+func NewLimiter(cfg Config, rdb redis.UniversalClient, log *slog.Logger) (Limiter, error) {
 	if err := cfg.RateLimit.Validate(); err != nil {
 		return nil, err
 	}
 	if rdb != nil {
-		return ratelimit.NewRedis(rdb, cfg.RateLimit), nil
+		return ratelimit.NewFallback(ratelimit.NewRedis(rdb, cfg.RateLimit), ratelimit.NewMemory(cfg.RateLimit), 0, log), nil
 	}
 	return ratelimit.NewMemory(cfg.RateLimit), nil
 }
@@ -75,7 +76,7 @@ func Open(ctx context.Context, cfg Config, path string, bc budget.Config, log *s
 	}
 	closers = append(closers, bud.Close)
 	rdb, limiter := bud.Redis, bud.Limiter
-	lim, err := NewLimiter(cfg, rdb)
+	lim, err := NewLimiter(cfg, rdb, log)
 	if err != nil {
 		closeAll()
 		return nil, nil, err
@@ -102,7 +103,7 @@ func Open(ctx context.Context, cfg Config, path string, bc budget.Config, log *s
 // its HTTP collectors to m (nil: a registry of its own, not served).
 func InProcess(sc Config, db *store.DB, budget *quota.Limiter, rdb redis.UniversalClient,
 	m *metrics.Metrics, log *slog.Logger) (*Server, error) {
-	lim, err := NewLimiter(sc, rdb)
+	lim, err := NewLimiter(sc, rdb, log)
 	if err != nil {
 		return nil, err
 	}

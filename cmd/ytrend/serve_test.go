@@ -100,7 +100,7 @@ func TestServeBadConfig(t *testing.T) {
 	r := w.run("serve")
 	for _, want := range []string{
 		"serve.rate_limit.requests: 0: allowed 1-1000000 requests per window",
-		"serve.rate_limit.window: 10ms: allowed 1s-24h",
+		"serve.rate_limit.window: 10ms: allowed 1s-1h",
 		`serve.trusted_proxies[0]: "not-an-ip": want an IP address or a CIDR such as 10.0.0.0/8`,
 		`serve.cors_origins[0]: "example.com" can never match a browser's Origin: the scheme is http or https; want an origin such as https://example.com`,
 	} {
