@@ -191,7 +191,7 @@ func (a *api) runs(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err, "")
 		return
 	}
-	reply.JSON(w, r, http.StatusOK, view.RunsPage{Runs: view.Runs(runs), NextCursor: next}, a.lastChange(r))
+	reply.JSON(w, r, http.StatusOK, view.RunsPage{Runs: view.PublicRuns(runs), NextCursor: next}, a.lastChange(r))
 }
 
 func (a *api) quota(w http.ResponseWriter, r *http.Request) {

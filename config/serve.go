@@ -16,6 +16,7 @@ type Serve struct {
 	RateLimit      ServeRateLimit `yaml:"rate_limit"`
 	TrustedProxies []string       `yaml:"trusted_proxies"` // addresses or CIDRs allowed to set X-Forwarded-For
 	CORSOrigins    []string       `yaml:"cors_origins"`    // origins that may read /api/v1 from a browser; "*" for any
+	MaxConnections int            `yaml:"max_connections"` // open at once; more wait to be accepted
 }
 
 // ServeRateLimit is each client's allowance.
@@ -29,10 +30,14 @@ const (
 	DefaultServeListen   = "127.0.0.1:8080"
 	DefaultServeRequests = 120
 	DefaultServeWindow   = time.Minute
+	// DefaultServeMaxConnections bounds the file descriptors serve holds:
+	// without a cap, about 13,000 idle keep-alive connections exhausted
+	// them. Past it, new connections wait in the kernel's backlog.
+	DefaultServeMaxConnections = 1000
 )
 
 func defaultServe() Serve {
-	return Serve{Listen: DefaultServeListen,
+	return Serve{Listen: DefaultServeListen, MaxConnections: DefaultServeMaxConnections,
 		RateLimit: ServeRateLimit{Requests: DefaultServeRequests, Window: Duration(DefaultServeWindow)}}
 }
 
@@ -86,6 +91,9 @@ func (s Serve) validate(add func(field, format string, args ...any)) {
 	// the bound keeps an address seen once from holding memory for days.
 	if w := s.RateLimit.Window.D(); w < time.Second || w > time.Hour {
 		add("serve.rate_limit.window", "%s: allowed 1s-1h", s.RateLimit.Window)
+	}
+	if s.MaxConnections < 1 || s.MaxConnections > 1_000_000 {
+		add("serve.max_connections", "%d: allowed 1-1000000", s.MaxConnections)
 	}
 	for i, p := range s.TrustedProxies {
 		if _, err := parseProxy(p); err != nil {

@@ -36,7 +36,7 @@ func TestServeSection(t *testing.T) {
 		t.Fatalf("defaults %+v", d)
 	}
 	_, err = config.Parse("t.yaml", []byte("serve: {rate_limt: {}}\n"))
-	if err == nil || err.Error() != `invalid configuration: t.yaml: serve: unknown field "rate_limt" (line 1); allowed: cors_origins, listen, rate_limit, trusted_proxies` {
+	if err == nil || err.Error() != `invalid configuration: t.yaml: serve: unknown field "rate_limt" (line 1); allowed: cors_origins, listen, max_connections, rate_limit, trusted_proxies` {
 		t.Fatalf("typo: %v", err)
 	}
 }

@@ -274,3 +274,48 @@ func TestRequestBounds(t *testing.T) {
 		}
 	}
 }
+
+// /runs shows why a fetch failed, not the proxy's URL, its user name and
+// password, or the internal host it dialled.
+func TestRunErrorsCarryTheReasonOnly(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "runs.db")
+	ctx := context.Background()
+	db, err := store.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := db.StartRun(ctx, "US", store.TriggerCLI, time.Now().Add(-time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const raw = `fetch US page 1: Get "https://alice:s3cret@proxy.corp.internal:3128/youtube/v3/videos?chart=mostPopular": dial tcp 10.1.2.3:3128: connect: connection refused`
+	if err := db.FinishRun(ctx, run, store.RunEnd{Status: store.StatusFailed, At: time.Now(), Error: raw}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	ro, err := store.Open(ctx, path, store.ReadOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ro.Close() })
+	s, err := server.New(server.Config{}, server.Deps{Archive: ro, Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s.Handler())
+	t.Cleanup(srv.Close)
+	e := &env{srv: srv}
+	p := decode[view.RunsPage](t, e.get(t, "/api/v1/runs"))
+	if len(p.Runs) != 1 || p.Runs[0].Error != "connection refused" {
+		t.Errorf("API runs: %+v", p.Runs)
+	}
+	page := string(e.get(t, "/runs").body)
+	for _, leak := range []string{"alice", "s3cret", "corp.internal", "10.1.2.3", "https://"} {
+		if strings.Contains(page, leak) || strings.Contains(jsonOf(t, p), leak) {
+			t.Errorf("/runs shows %q", leak)
+		}
+	}
+	if !strings.Contains(page, "connection refused") {
+		t.Errorf("the runs page does not say why the run failed")
+	}
+}

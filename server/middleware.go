@@ -128,7 +128,7 @@ func (s *Server) wrap(mux *http.ServeMux) http.Handler {
 			w.WriteHeader(http.StatusNoContent)
 			return
 		}
-		if !strings.HasPrefix(r.URL.Path, "/static/") {
+		{ // /static/ too: a file is a request like any other
 			if s.deps.Limiter != nil && !s.limit(w, r, api, client) {
 				return
 			}

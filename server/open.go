@@ -28,6 +28,7 @@ func ConfigFrom(cfg *config.Config) Config {
 		RateLimit:       ratelimit.Limit{Requests: cfg.Serve.RateLimit.Requests, Window: cfg.Serve.RateLimit.Window.D()},
 		TrustedProxies:  cfg.Serve.ProxyPrefixes(),
 		CORSOrigins:     cfg.Serve.CORSOrigins,
+		MaxConnections:  cfg.Serve.MaxConnections,
 		ShutdownTimeout: cfg.Scheduler.ShutdownTimeout.D(),
 	}
 }

@@ -21,7 +21,10 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/net/netutil"
+
 	"github.com/ytrend/ytrend/apiv1"
+	"github.com/ytrend/ytrend/config"
 	"github.com/ytrend/ytrend/metrics"
 	"github.com/ytrend/ytrend/ratelimit"
 	"github.com/ytrend/ytrend/store"
@@ -54,6 +57,10 @@ type Config struct {
 	ShutdownTimeout time.Duration
 	// NoCache turns the response cache off (see cache.go).
 	NoCache bool
+	// MaxConnections bounds the connections open at once (every one
+	// counts, /static/ and idle keep-alives included); more wait in the
+	// kernel's backlog until one closes. Zero takes the default.
+	MaxConnections int
 }
 
 // Defaults for the zero Config fields.
@@ -61,7 +68,8 @@ const (
 	DefaultReadHeaderTimeout = 5 * time.Second
 	DefaultReadTimeout       = 10 * time.Second
 	DefaultWriteTimeout      = 30 * time.Second
-	DefaultIdleTimeout       = 120 * time.Second
+	DefaultIdleTimeout       = 30 * time.Second
+	DefaultMaxConnections    = config.DefaultServeMaxConnections
 	DefaultHandlerTimeout    = 10 * time.Second
 	DefaultSearchTimeout     = 5 * time.Second
 	DefaultClientInFlight    = 2
@@ -126,6 +134,9 @@ func New(cfg Config, d Deps) (*Server, error) {
 	def(&cfg.ShutdownTimeout, DefaultShutdownTimeout)
 	def(&cfg.SearchTimeout, DefaultSearchTimeout)
 	def(&cfg.ClientQueueWait, DefaultClientQueueWait)
+	if cfg.MaxConnections <= 0 {
+		cfg.MaxConnections = DefaultMaxConnections
+	}
 	if cfg.ClientInFlight <= 0 {
 		cfg.ClientInFlight = DefaultClientInFlight
 	}
@@ -170,9 +181,10 @@ func New(cfg Config, d Deps) (*Server, error) {
 // Handler is everything the server answers, for mounting elsewhere.
 func (s *Server) Handler() http.Handler { return s.handler }
 
-// Serve answers on ln until Stop; it returns nil after a Stop.
+// Serve answers on ln until Stop; it returns nil after a Stop. At most
+// MaxConnections of ln's connections are open at once.
 func (s *Server) Serve(ln net.Listener) error {
-	err := s.srv.Serve(ln)
+	err := s.srv.Serve(netutil.LimitListener(ln, s.cfg.MaxConnections))
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
 	}

@@ -1,6 +1,8 @@
 package view
 
 import (
+	"regexp"
+	"strings"
 	"time"
 
 	"github.com/ytrend/ytrend/quota"
@@ -172,4 +174,39 @@ func Status(st quota.Status) QuotaStatus {
 type Leader struct {
 	Token  int64  `json:"token"`
 	Holder string `json:"holder"`
+}
+
+// PublicRuns is Runs for the pages and the API: each error is its reason
+// only (PublicError). `ytrend runs` shows the operator the whole text.
+func PublicRuns(runs []store.Run) []Run {
+	out := Runs(runs)
+	for i := range out {
+		out[i].Error = PublicError(out[i].Error)
+	}
+	return out
+}
+
+var (
+	// urlLike is a URL, scheme first (user names and passwords ride in
+	// them), or a host:port.
+	urlLike  = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^\s"']*|\b[A-Za-z0-9.-]+:\d{2,5}\b`)
+	userPath = regexp.MustCompile(`(/home/|/Users/|\\Users\\)[^\s/\\"']+`)
+)
+
+// PublicError is the reason an error gives, without what would map the
+// operator's network: a Go error chain ends with its cause (`Get "https://
+// alice@proxy.internal:3128/...": dial tcp 10.1.2.3:3128: connect:
+// connection refused` gives "connection refused"), and any URL, host:port
+// or home directory left in it is replaced.
+func PublicError(s string) string {
+	if s == "" {
+		return ""
+	}
+	reason := s
+	if i := strings.LastIndex(s, ": "); i >= 0 {
+		reason = s[i+2:]
+	}
+	reason = urlLike.ReplaceAllString(reason, "…")
+	reason = userPath.ReplaceAllString(reason, "${1}…")
+	return strings.TrimSpace(reason)
 }

@@ -372,7 +372,7 @@ func (p *pages) runs(w http.ResponseWriter, r *http.Request) {
 		p.internal(w, r, err)
 		return
 	}
-	v.Runs = view.Runs(runs)
+	v.Runs = view.PublicRuns(runs)
 	if next != nil {
 		nq := r.URL.Query()
 		nq.Set("cursor", *next)
