@@ -23,19 +23,36 @@ type Writer interface {
 // order, so notebooks written for it read the export unchanged, then
 // region, rank, fetched_at and category.
 type CSVWriter struct {
-	bw  *bufio.Writer
-	cw  *csv.Writer
-	rec []string
+	bw   *bufio.Writer
+	cw   *csv.Writer
+	rec  []string
+	safe bool
 }
 
+// CSVOption changes how a CSVWriter writes.
+type CSVOption func(*CSVWriter)
+
+// SafeForSpreadsheets prefixes every cell that begins with =, +, - or @
+// with ', which spreadsheet programs take as "this is text": otherwise a
+// title such as =HYPERLINK("http://...") or +cmd|' /C calc'!A0 runs as a
+// formula when the file is opened. The prefix changes the data, so a file
+// written this way is for reading in a spreadsheet, not for ytrend import:
+// the default writes every value as it is, and an export imported and
+// exported again gives the same bytes.
+func SafeForSpreadsheets() CSVOption { return func(w *CSVWriter) { w.safe = true } }
+
 // NewCSVWriter writes the header and returns a writer for the rows.
-func NewCSVWriter(w io.Writer) (*CSVWriter, error) {
+func NewCSVWriter(w io.Writer, opts ...CSVOption) (*CSVWriter, error) {
 	bw := bufio.NewWriterSize(w, 256<<10)
 	cw := csv.NewWriter(bw)
 	if err := cw.Write(ColumnsExport); err != nil {
 		return nil, err
 	}
-	return &CSVWriter{bw: bw, cw: cw, rec: make([]string, len(ColumnsExport))}, nil
+	out := &CSVWriter{bw: bw, cw: cw, rec: make([]string, len(ColumnsExport))}
+	for _, o := range opts {
+		o(out)
+	}
+	return out, nil
 }
 
 // Write writes one row. Hidden counts are empty, never 0; dislikes are
@@ -54,6 +71,13 @@ func (w *CSVWriter) Write(s *store.Snapshot) error {
 	r[12], r[13], r[14], r[15] = v.ThumbnailURL, pyBool(s.CommentsDisabled), pyBool(s.RatingsDisabled), text(v.Description)
 	r[16], r[17], r[18] = string(s.Region), strconv.Itoa(s.Rank), fetchedAt(s.FetchedAt)
 	r[19] = s.Category
+	if w.safe {
+		for i, c := range r {
+			if c != "" && strings.ContainsRune("=+-@", rune(c[0])) {
+				r[i] = "'" + c
+			}
+		}
+	}
 	return w.cw.Write(r)
 }
 

@@ -22,6 +22,7 @@ func (c *cli) exportCmd() *cobra.Command {
 		until      string
 		category   string
 		out        string
+		safe       bool
 	)
 	cmd := &cobra.Command{
 		Use:   "export",
@@ -45,7 +46,14 @@ the names cached for the --region regions (every region's without --region).
 
 --format jsonl writes the same keys as JSON, one object a line, with numbers,
 booleans, null for hidden counts and tags as an array. ytrend import reads
-both forms back. The export streams: memory stays flat at any size. With
+both forms back (the default changes no value: an export imported and
+exported again gives the same bytes).
+
+--safe-for-spreadsheets prefixes every CSV cell that begins with =, +, - or @
+with ', so that a title such as =HYPERLINK(...) is shown as text by Excel,
+LibreOffice or Google Sheets instead of run as a formula. Use it for a file
+people will open in a spreadsheet; it is not for ytrend import, which would
+keep the '. The export streams: memory stays flat at any size. With
 --out, it is written beside FILE and renamed into place when complete. Progress
 goes to stderr when stderr is a terminal.`,
 		Example: `  ytrend export > trending.csv
@@ -77,6 +85,9 @@ goes to stderr when stderr is a terminal.`,
 			if format != "csv" && format != "jsonl" {
 				return usageError{fmt.Errorf("--format %q: allowed csv, jsonl", format)}
 			}
+			if safe && format != "csv" {
+				return usageError{fmt.Errorf("--safe-for-spreadsheets is for CSV; JSON lines are not opened as a spreadsheet")}
+			}
 			a, err := c.open(cmd, openOpts{})
 			if err != nil {
 				return err
@@ -85,7 +96,7 @@ goes to stderr when stderr is a terminal.`,
 			if f.Categories, err = categoryIDs(cmd.Context(), a.db, category, f.Regions); err != nil {
 				return err
 			}
-			return c.export(cmd.Context(), a.db, f, format, out)
+			return c.export(cmd.Context(), a.db, f, format, out, safe)
 		},
 	}
 	fl := cmd.Flags()
@@ -95,10 +106,11 @@ goes to stderr when stderr is a terminal.`,
 	fl.StringVar(&until, "until", "", "only positions fetched at or before: RFC 3339, a date (its end), or a duration ago")
 	fl.StringVar(&category, "category", "", categoryFlagHelp)
 	fl.StringVar(&out, "out", "", "write to FILE instead of stdout")
+	fl.BoolVar(&safe, "safe-for-spreadsheets", false, "prefix CSV cells that begin with = + - @ with ' (for opening in a spreadsheet; not for re-import)")
 	return cmd
 }
 
-func (c *cli) export(ctx context.Context, db *store.DB, f store.SnapshotFilter, format, out string) (err error) {
+func (c *cli) export(ctx context.Context, db *store.DB, f store.SnapshotFilter, format, out string, safe bool) (err error) {
 	dst := c.stdout
 	if out != "" && out != "-" {
 		tmp, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".*.tmp")
@@ -128,8 +140,14 @@ func (c *cli) export(ctx context.Context, db *store.DB, f store.SnapshotFilter, 
 	var w dataset.Writer
 	if format == "jsonl" {
 		w = dataset.NewJSONLWriter(dst)
-	} else if w, err = dataset.NewCSVWriter(dst); err != nil {
-		return fmt.Errorf("export: %w", err)
+	} else {
+		var opts []dataset.CSVOption
+		if safe {
+			opts = append(opts, dataset.SafeForSpreadsheets())
+		}
+		if w, err = dataset.NewCSVWriter(dst, opts...); err != nil {
+			return fmt.Errorf("export: %w", err)
+		}
 	}
 	var total int64
 	filtered := len(f.Regions) > 0 || !f.Since.IsZero() || !f.Until.IsZero() || len(f.Categories) > 0
