@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 
@@ -84,5 +85,46 @@ func TestConnectionCap(t *testing.T) {
 	defer mu.Unlock()
 	if peak != 2 {
 		t.Errorf("the server held %d connections at once, want at most 2", peak)
+	}
+}
+
+// Headers over MaxHeaderBytes are refused (431), whatever net/http's
+// slack: about 20 KB got through a documented 16 KB before.
+func TestHeaderLimit(t *testing.T) {
+	s, err := server.New(server.Config{}, server.Deps{Archive: openRO(t), Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve(ln)
+	t.Cleanup(func() { s.Stop(t.Context()) })
+	// A raw connection: the server hangs up on headers that are too
+	// large, and may reset the connection before the client reads its
+	// 431; either is a refusal, and only a 200 is not.
+	status := func(n int) string {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		fmt.Fprintf(c, "GET /api/v1/regions HTTP/1.1\r\nHost: x\r\nX-Pad: %s\r\n\r\n", strings.Repeat("a", n))
+		res, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			return "refused (" + err.Error() + ")"
+		}
+		res.Body.Close()
+		if res.StatusCode == http.StatusRequestHeaderFieldsTooLarge {
+			return "refused (431)"
+		}
+		return res.Status
+	}
+	if got := status(server.MaxHeaderBytes - 2<<10); got != "200 OK" {
+		t.Errorf("14 KB of headers: %s, want 200 OK", got)
+	}
+	if got := status(server.MaxHeaderBytes + 512); !strings.HasPrefix(got, "refused") {
+		t.Errorf("16.5 KB of headers: %s, want refused", got)
 	}
 }
