@@ -16,4 +16,9 @@
 // client, keyed ytrend:ratelimit:{client} so that a Cluster keeps the key in
 // one slot, and timed by Redis' own clock so that every serve process agrees
 // on the window.
+//
+// What fails: a Redis limiter sits behind Fallback, a circuit breaker that
+// hands the decisions to the process's own Memory limiter when Redis fails,
+// so the limits stay enforced (per process) and no request waits on a Redis
+// that is not there; one request per cooldown tries Redis again.
 package ratelimit
