@@ -7,7 +7,10 @@
 //
 // [Open] applies the numbered migrations embedded from the migrations
 // package (refusing gaps, duplicates and a database newer than the binary)
-// and hands out one writer connection and a pool of readers. The file is in
+// and hands out one writer connection and a pool of readers (searches have
+// a pool of their own, and [DB.Version] one connection, so that neither a
+// slow search nor a server's version check waits behind other reads). The
+// file is in
 // WAL mode; every connection has busy_timeout, synchronous=NORMAL and
 // foreign keys on; write transactions are BEGIN IMMEDIATE, so they never fail
 // half way with SQLITE_BUSY_SNAPSHOT. `ytrend run`, `ytrend fetch` and
@@ -45,7 +48,7 @@
 //
 // # Search
 //
-// [DB.Search] is package search's engine over the reader pool: the
+// [DB.Search] is package search's engine over its own pool: the
 // tokenizer that mirrors FTS5, query parsing, snippets, the ranking formula
 // and the walk over blocks of ids that stops early and exactly. The store
 // feeds it: the index columns, the per-video term blobs and the facets are
