@@ -217,6 +217,14 @@ func (d *Daemon) Start(ctx context.Context) error {
 	}
 	d.sched.Start()
 	d.log.Info("scheduler started", "regions", len(d.jobs), "credential", d.cfg.Credential, "budget", d.budget.Name())
+	if len(d.cfg.Archive.Replicas) == 0 {
+		d.log.Warn("the archive is not backed up: no archive.replicas configured")
+	} else {
+		// The replication package streams, restores and reports, but is
+		// not wired into the daemon yet (issue 20): say so, never pretend.
+		d.log.Warn("archive.replicas is configured, but this build's ytrend run does not replicate yet: "+
+			"the archive is not backed up", "replicas", len(d.cfg.Archive.Replicas))
+	}
 	for _, fire := range d.sched.Next() {
 		d.log.Info("next run", "job", fire.Name, "at", fire.At.Format(time.RFC3339))
 	}
