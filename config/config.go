@@ -42,6 +42,7 @@ type Config struct {
 	Scheduler     Scheduler         `yaml:"scheduler"`
 	Regions       []Region          `yaml:"regions"`
 	Serve         Serve             `yaml:"serve"`
+	Archive       Archive           `yaml:"archive"`
 
 	// Source is the file the configuration was read from ("" for defaults).
 	Source string `yaml:"-"`
@@ -165,7 +166,8 @@ func Default() *Config {
 		},
 		Scheduler: Scheduler{ShutdownTimeout: Duration(20 * time.Second), Maintenance: DefaultMaintenance,
 			LeaderTTL: Duration(DefaultLeaderTTL)},
-		Serve: defaultServe(),
+		Serve:   defaultServe(),
+		Archive: defaultArchive(),
 	}
 	for _, l := range q.Limits {
 		c.Limits = append(c.Limits, Limit{Name: l.Name, Units: l.Units, Window: Duration(l.Window), Costs: maps(l.Costs)})
@@ -272,7 +274,9 @@ func hasKey(root *yaml.Node, key string) bool {
 type Env func(string) (string, bool)
 
 // ApplyEnv overrides the file with the environment: REDIS_URL,
-// YOUTUBE_ENDPOINT, YTREND_DB. The API key itself is read by APIKey.
+// YOUTUBE_ENDPOINT, YTREND_DB, YTREND_ARCHIVE_REPLICA. The API key itself
+// is read by APIKey; replica credentials by Litestream's clients, from
+// their usual variables (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, ...).
 func (c *Config) ApplyEnv(env Env) {
 	if v, ok := env("REDIS_URL"); ok {
 		c.Redis.URL = v
@@ -283,6 +287,7 @@ func (c *Config) ApplyEnv(env Env) {
 	if v, ok := env("YTREND_DB"); ok && v != "" {
 		c.Store.Path = v
 	}
+	c.Archive.applyEnv(env)
 }
 
 // APIKey reads the API key from the environment variable the file names.
@@ -422,6 +427,7 @@ func (c *Config) Validate() error {
 		add("scheduler.shutdown_timeout", "%s: must be positive", c.Scheduler.ShutdownTimeout)
 	}
 	c.Serve.validate(add)
+	c.Archive.validate(add)
 	if _, _, err := c.MaintenanceSchedule(); err != nil {
 		add("scheduler.maintenance", "%v; or \"off\" to never run it", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -161,7 +162,7 @@ func TestBadFilesNameFieldValueAndAllowed(t *testing.T) {
 	}{
 		{"typo field", "regions:\n  - {code: US, cronn: \"0 * * * *\"}\n",
 			[]string{`regions[0]: unknown field "cronn" (line 2); allowed: category, code, cron, offset, pages, searches`}},
-		{"top-level typo", "limts: []\n", []string{`top level: unknown field "limts" (line 1); allowed: api_key_env, costs, credential, failure_policy, limits, redis, regions, scheduler, serve, store, youtube`}},
+		{"top-level typo", "limts: []\n", []string{`top level: unknown field "limts" (line 1); allowed: api_key_env, archive, costs, credential, failure_policy, limits, redis, regions, scheduler, serve, store, youtube`}},
 		{"typo in nested search", "regions:\n  - {code: IN, searches: [{q: x, pagez: 2}]}\n",
 			[]string{`regions[0].searches[0]: unknown field "pagez"`, "allowed: order, pages, published_within, q"}},
 		{"bad cron", "regions:\n  - {code: US, cron: \"61 * * * *\"}\n",
@@ -199,6 +200,11 @@ func TestBadFilesNameFieldValueAndAllowed(t *testing.T) {
 		{"bad maintenance spec", "scheduler: {maintenance: \"17 25 * * *\"}\n",
 			[]string{`scheduler.maintenance: "17 25 * * *" is not a valid cron spec`, `or "off" to never run it`}},
 		{"empty maintenance spec", "scheduler: {maintenance: \"\"}\n", []string{"scheduler.maintenance: empty cron spec"}},
+		{"bad replica scheme", "archive: {replicas: [\"ftp://h/x\"]}\n", []string{`archive.replicas[0]: "ftp://h/x": scheme "ftp": allowed file, s3`}},
+		{"relative file replica", "archive: {replicas: [\"file://backups\"]}\n", []string{`archive.replicas[0]: "file://backups": give an absolute directory`}},
+		{"replica password masked", "archive: {replicas: [\"ftp://u:hunter2@h/x\"]}\n", []string{`archive.replicas[0]: "ftp://u:REDACTED@h/x"`}},
+		{"sync interval too short", "archive: {sync_interval: 10ms}\n", []string{"archive.sync_interval: 10ms: must be at least 100ms"}},
+		{"retention below snapshots", "archive: {snapshot_interval: 2h, retention: 1h}\n", []string{"archive.retention: 1h: must be at least archive.snapshot_interval (2h)"}},
 		{"syntax error", "regions: [\n", []string{"test.yaml"}},
 	}
 	for _, tc := range cases {
@@ -288,6 +294,14 @@ func TestEnvironmentOverridesFile(t *testing.T) {
 		t.Errorf("env not applied: redis %q endpoint %q db %q", c.Redis.URL, c.YouTube.Endpoint, c.Store.Path)
 	}
 	c.APIKeyEnv = "MY_KEY"
+	if len(c.Archive.Replicas) != 0 {
+		t.Errorf("replicas %v without YTREND_ARCHIVE_REPLICA", c.Archive.Replicas)
+	}
+	env["YTREND_ARCHIVE_REPLICA"] = " file:///backups/ytrend "
+	c.ApplyEnv(lookup)
+	if want := []string{"file:///backups/ytrend"}; !slices.Equal(c.Archive.Replicas, want) {
+		t.Errorf("YTREND_ARCHIVE_REPLICA: replicas %v, want %v", c.Archive.Replicas, want)
+	}
 	if k, err := c.APIKey(lookup); err != nil || k.Reveal() != "k3y" || fmt.Sprint(k) == "k3y" {
 		t.Errorf("APIKey = %q, %v", k, err)
 	}
