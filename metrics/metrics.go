@@ -38,6 +38,9 @@ type Metrics struct {
 	lastUpkeep    prometheus.Gauge
 	rebuilds      prometheus.Counter
 	leader        prometheus.Gauge
+	replicaLag    *prometheus.GaugeVec
+	replicaSync   *prometheus.GaugeVec
+	replicaErrors *prometheus.CounterVec
 }
 
 // New registers every collector. budget may be nil and given later with
@@ -82,9 +85,21 @@ func New(budget statuser) *Metrics {
 			Name: "ytrend_leader",
 			Help: "1 while this ytrend run replica holds the leader lease and fires the schedule, 0 while it stands by.",
 		}),
+		replicaLag: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "ytrend_archive_replica_lag_seconds",
+			Help: "How long each archive replica has been behind the archive (0 when it holds every transaction); a follower's, how far behind the leader's replica.",
+		}, []string{"replica"}),
+		replicaSync: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "ytrend_archive_replica_last_sync_timestamp_seconds",
+			Help: "Unix time of the last write to (a follower: the last change applied from) each archive replica.",
+		}, []string{"replica"}),
+		replicaErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ytrend_archive_replica_errors_total",
+			Help: "Failed calls to each archive replica; Litestream retries them, fetching goes on.",
+		}, []string{"replica"}),
 	}
 	m.reg.MustRegister(m.unitsReserved, m.refusals, m.runs, m.fetchDuration, m.lastSuccess, m.maintenance, m.lastUpkeep,
-		m.rebuilds, m.leader,
+		m.rebuilds, m.leader, m.replicaLag, m.replicaSync, m.replicaErrors,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if budget != nil {
 		m.reg.MustRegister(&remainingCollector{budget: budget})
@@ -130,6 +145,20 @@ func (m *Metrics) SetLeader(leading bool) {
 	}
 	m.leader.Set(v)
 }
+
+// ReplicaLag sets a replica's lag (replication.Observer).
+func (m *Metrics) ReplicaLag(replica string, lag time.Duration) {
+	m.replicaLag.WithLabelValues(replica).Set(lag.Seconds())
+}
+
+// ReplicaSynced records a write to a replica (replication.Observer).
+func (m *Metrics) ReplicaSynced(replica string, at time.Time) {
+	m.replicaSync.WithLabelValues(replica).Set(float64(at.UnixNano()) / 1e9)
+	m.replicaErrors.WithLabelValues(replica) // the series exists from the first sync
+}
+
+// ReplicaError counts one failed call to a replica (replication.Observer).
+func (m *Metrics) ReplicaError(replica string) { m.replicaErrors.WithLabelValues(replica).Inc() }
 
 // ObserveRun counts one finished run; pass it to ingest.Options.Observe.
 func (m *Metrics) ObserveRun(rep ingest.Report) {

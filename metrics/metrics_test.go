@@ -84,6 +84,27 @@ func TestMaintenanceOutcomes(t *testing.T) {
 	}
 }
 
+func TestReplicaSeries(t *testing.T) {
+	m := New(nil)
+	at := time.Date(2026, 11, 25, 21, 0, 0, 500_000_000, time.UTC)
+	m.ReplicaSynced("file:///backups/ytrend", at)
+	m.ReplicaError("s3://b/ytrend")
+	m.ReplicaError("s3://b/ytrend")
+	m.ReplicaLag("s3://b/ytrend", 2500*time.Millisecond)
+	if got := testutil.ToFloat64(m.replicaSync.WithLabelValues("file:///backups/ytrend")); got != 1795640400.5 {
+		t.Errorf("last sync = %v, want 1795640400.5", got)
+	}
+	if got := testutil.ToFloat64(m.replicaErrors.WithLabelValues("s3://b/ytrend")); got != 2 {
+		t.Errorf("errors = %v, want 2", got)
+	}
+	if got := testutil.ToFloat64(m.replicaErrors.WithLabelValues("file:///backups/ytrend")); got != 0 {
+		t.Errorf("errors of a synced replica = %v, want 0", got)
+	}
+	if got := testutil.ToFloat64(m.replicaLag.WithLabelValues("s3://b/ytrend")); got != 2.5 {
+		t.Errorf("lag = %v, want 2.5", got)
+	}
+}
+
 func TestHandlerServesMetricsAndHealth(t *testing.T) {
 	m := New(fakeBudget{})
 	ready := errors.New("redis: connection refused")

@@ -1,0 +1,269 @@
+package replication_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ytrend/ytrend/internal/archivetest"
+	"github.com/ytrend/ytrend/internal/synth"
+	"github.com/ytrend/ytrend/replication"
+	"github.com/ytrend/ytrend/store"
+)
+
+var gen = synth.New(synth.Config{Seed: 7})
+
+// saveCharts stores n chart pages of 50 new videos each, from video from.
+func saveCharts(tb testing.TB, db *store.DB, from, n int) {
+	tb.Helper()
+	for p := 0; p < n; p++ {
+		vs := make([]store.Video, 50)
+		for i := range vs {
+			vs[i] = gen.Video(from + p*50 + i)
+		}
+		archivetest.SaveChart(tb, db, "US", time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC).Add(time.Duration(from+p)*time.Minute), 1, vs...)
+	}
+}
+
+func videos(tb testing.TB, path string) int {
+	tb.Helper()
+	db, err := store.Open(context.Background(), path)
+	if err != nil {
+		tb.Fatalf("open %s: %v", path, err)
+	}
+	defer db.Close()
+	archivetest.Integrity(tb, db)
+	var n int
+	if err := db.Writer().QueryRowContext(context.Background(), `SELECT count(*) FROM videos`).Scan(&n); err != nil {
+		tb.Fatal(err)
+	}
+	return n
+}
+
+func opts() replication.Options {
+	return replication.Options{SyncInterval: 100 * time.Millisecond, SnapshotInterval: time.Hour, Retention: 24 * time.Hour}
+}
+
+func fileURL(tb testing.TB) string { return "file://" + filepath.Join(tb.TempDir(), "replica") }
+
+func start(tb testing.TB, path string, urls []string, token int64) *replication.Stream {
+	tb.Helper()
+	s, err := replication.Start(context.Background(), path, urls, token, opts())
+	if err != nil {
+		tb.Fatalf("start term %d: %v", token, err)
+	}
+	tb.Cleanup(func() { s.Stop(context.Background()) })
+	return s
+}
+
+func TestStreamThenRestoreFile(t *testing.T) {
+	ctx := context.Background()
+	db, path := archivetest.Open(t)
+	url := fileURL(t)
+	s := start(t, path, []string{url}, 7)
+	saveCharts(t, db, 0, 3)
+	if err := s.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "restored.db")
+	r, err := replication.Restore(ctx, []string{url}, out, replication.RestoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Generation != "term-0000000000000000007" {
+		t.Errorf("restored from %s, want term-0000000000000000007", r.Generation)
+	}
+	if got := videos(t, out); got != 150 {
+		t.Errorf("restored archive holds %d videos, want 150", got)
+	}
+	st := s.Status()
+	if len(st) != 1 || st[0].Position != st[0].LocalPosition || st[0].LagSeconds != 0 || st[0].LastSync.IsZero() {
+		t.Errorf("status after a sync: %+v", st)
+	}
+	// A restore never overwrites an archive.
+	if _, err := replication.Restore(ctx, []string{url}, out, replication.RestoreOptions{}); !errors.Is(err, replication.ErrExists) {
+		t.Errorf("restore over an archive: %v, want ErrExists", err)
+	}
+}
+
+func TestRestoreAtTimeBetweenTwoFetches(t *testing.T) {
+	ctx := context.Background()
+	db, path := archivetest.Open(t)
+	url := fileURL(t)
+	s := start(t, path, []string{url}, 1)
+	saveCharts(t, db, 0, 1)
+	if err := s.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	between := time.Now()
+	for !time.Now().After(between.Add(time.Millisecond)) { // LTX timestamps are in milliseconds
+		time.Sleep(time.Millisecond)
+	}
+	saveCharts(t, db, 1000, 2)
+	if err := s.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		at   time.Time
+		want int
+	}{{between, 50}, {time.Time{}, 150}} {
+		out := filepath.Join(t.TempDir(), "restored.db")
+		if _, err := replication.Restore(ctx, []string{url}, out, replication.RestoreOptions{At: tc.at}); err != nil {
+			t.Fatalf("restore at %v: %v", tc.at, err)
+		}
+		if got := videos(t, out); got != tc.want {
+			t.Errorf("restore at %v: %d videos, want %d", tc.at, got, tc.want)
+		}
+	}
+}
+
+func TestRestoreFromABadReplicaNamesItAndTouchesNothing(t *testing.T) {
+	ctx := context.Background()
+	missing := "file://" + filepath.Join(t.TempDir(), "never-written")
+
+	db, path := archivetest.Open(t)
+	corrupt := fileURL(t)
+	s := start(t, path, []string{corrupt}, 3)
+	saveCharts(t, db, 0, 2)
+	if err := s.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s.Stop(ctx)
+	dir := strings.TrimPrefix(corrupt, "file://")
+	n := 0
+	filepath.WalkDir(filepath.Join(dir, "term-0000000000000000003"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".ltx") {
+			data, _ := os.ReadFile(p)
+			for i := 100; i < len(data)-16; i += 97 {
+				data[i] ^= 0xff
+			}
+			os.WriteFile(p, data, 0o644)
+			n++
+		}
+		return nil
+	})
+	if n == 0 {
+		t.Fatal("no LTX file to corrupt")
+	}
+
+	for _, tc := range []struct {
+		name, url string
+		want      []string
+	}{
+		{"missing", missing, []string{"never-written", "no term"}},
+		{"corrupt", corrupt, []string{filepath.Base(filepath.Dir(dir)), "generation term-0000000000000000003"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "restored.db")
+			_, err := replication.Restore(ctx, []string{tc.url}, out, replication.RestoreOptions{})
+			if err == nil {
+				t.Fatal("restored")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not name %q", err, w)
+				}
+			}
+			if entries, _ := os.ReadDir(filepath.Dir(out)); len(entries) != 0 {
+				t.Errorf("left %d files beside the output", len(entries))
+			}
+		})
+	}
+}
+
+// TestDeposedTermWritesNothingToTheNext: a leader whose term ended keeps
+// writing its archive (a page in flight), but nothing reaches any term's
+// replica path: its stream stopped with its term, and the next term writes
+// only below its own token.
+func TestDeposedTermWritesNothingToTheNext(t *testing.T) {
+	ctx := context.Background()
+	url := fileURL(t)
+	dir := strings.TrimPrefix(url, "file://")
+
+	old, oldPath := archivetest.Open(t)
+	first := start(t, oldPath, []string{url}, 1)
+	saveCharts(t, old, 0, 1)
+	if err := first.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	first.Stop(ctx) // the term ended
+	before := listing(t, dir)
+
+	next, nextPath := archivetest.Open(t)
+	second := start(t, nextPath, []string{url}, 2)
+	saveCharts(t, next, 5000, 1)
+	saveCharts(t, old, 100, 2) // the deposed leader wakes and stores pages
+	if err := second.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	after := listing(t, dir)
+	for p, size := range before {
+		if after[p] != size {
+			t.Errorf("%s changed after its term ended: %d -> %d bytes", p, size, after[p])
+		}
+	}
+	for p := range after {
+		if _, ok := before[p]; !ok && !strings.Contains(p, "term-0000000000000000002") && !strings.HasPrefix(p, "ltx/") {
+			t.Errorf("%s written after term 1 ended, outside term 2", p)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "restored.db")
+	if _, err := replication.Restore(ctx, []string{url}, out, replication.RestoreOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := videos(t, out); got != 50 {
+		t.Errorf("the newest term restores %d videos, want the new leader's 50", got)
+	}
+}
+
+func listing(tb testing.TB, dir string) map[string]int64 {
+	tb.Helper()
+	out := map[string]int64{}
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			fi, _ := d.Info()
+			rel, _ := filepath.Rel(dir, p)
+			out[rel] = fi.Size()
+		}
+		return nil
+	})
+	if len(out) == 0 {
+		tb.Fatalf("nothing in %s", dir)
+	}
+	return out
+}
+
+// TestTakeoverAdoptsThePreviousTerm: the new leader's archive, restored
+// from the previous term and copied into its open archive, holds every page
+// the old one replicated, and passes SQLite's and FTS5's checks.
+func TestTakeoverAdoptsThePreviousTerm(t *testing.T) {
+	ctx := context.Background()
+	url := fileURL(t)
+	old, oldPath := archivetest.Open(t)
+	first := start(t, oldPath, []string{url}, 4)
+	saveCharts(t, old, 0, 3)
+	if err := first.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	standby, _ := archivetest.Open(t)
+	saveCharts(t, standby, 9000, 1) // what a standby had of its own
+	tmp := filepath.Join(t.TempDir(), "previous.db")
+	if _, err := replication.Restore(ctx, []string{url}, tmp, replication.RestoreOptions{Before: 5}); err != nil {
+		t.Fatal(err)
+	}
+	if err := standby.ReplaceWith(ctx, tmp); err != nil {
+		t.Fatal(err)
+	}
+	archivetest.Integrity(t, standby)
+	saveCharts(t, standby, 20000, 1) // the new leader fetches on
+	var n int
+	if err := standby.Reader().QueryRowContext(ctx, `SELECT count(*) FROM videos`).Scan(&n); err != nil || n != 200 {
+		t.Errorf("after takeover and one more page: %d videos (%v), want 150 + 50", n, err)
+	}
+	archivetest.Integrity(t, standby)
+}

@@ -1,0 +1,132 @@
+package replication
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/benbjohnson/litestream"
+)
+
+var (
+	// ErrEmpty: no term of the replica holds the wanted state (nothing was
+	// ever replicated, or not before the time asked for).
+	ErrEmpty = errors.New("replica: no replicated state")
+	// ErrExists: the output file exists and holds data; a restore never
+	// overwrites an archive.
+	ErrExists = errors.New("replica: output file exists")
+)
+
+// RestoreOptions select what a restore reads.
+type RestoreOptions struct {
+	At     time.Time // zero: the latest replicated state
+	Before int64     // non-zero: only terms with a smaller fence token (a takeover's previous terms)
+	Logger *slog.Logger
+}
+
+// Restored says where a restore came from.
+type Restored struct {
+	Replica    string    `json:"replica"`
+	Generation string    `json:"generation"`
+	TXID       string    `json:"txid"`
+	At         time.Time `json:"at"` // when that transaction was replicated
+}
+
+// Restore writes the archive's replicated state into out, a file that must
+// not exist (or be empty): from the first replica that has it, the newest
+// term holding the latest state, or the state at opt.At. A replica that is
+// missing, empty or damaged is an error naming it and the term; out is
+// then left as it was (Litestream builds the copy beside it and renames it
+// only once complete and checked).
+func Restore(ctx context.Context, urls []string, out string, opt RestoreOptions) (Restored, error) {
+	if opt.Logger == nil {
+		opt.Logger = slog.New(slog.DiscardHandler)
+	}
+	if fi, err := os.Stat(out); err == nil && fi.Size() > 0 {
+		return Restored{}, fmt.Errorf("%w: %s (%d bytes); restore into a new file", ErrExists, out, fi.Size())
+	} else if err == nil {
+		if err := os.Remove(out); err != nil {
+			return Restored{}, err
+		}
+	}
+	var errs []error
+	for _, raw := range urls {
+		r, err := restoreFrom(ctx, raw, out, opt)
+		if err == nil {
+			return r, nil
+		}
+		errs = append(errs, err)
+	}
+	return Restored{}, errors.Join(errs...)
+}
+
+func restoreFrom(ctx context.Context, raw, out string, opt RestoreOptions) (Restored, error) {
+	ts, err := Terms(ctx, raw)
+	if err != nil {
+		return Restored{}, fmt.Errorf("replica %s: list terms: %w", Name(raw), err)
+	}
+	var tried []string
+	for _, t := range ts {
+		if opt.Before != 0 && t.Token >= opt.Before {
+			continue
+		}
+		if !opt.At.IsZero() && t.Started.After(opt.At) {
+			continue
+		}
+		r, err := restoreTerm(ctx, raw, t, out, opt)
+		if err == nil {
+			return r, nil
+		}
+		if !errors.Is(err, ErrEmpty) {
+			return Restored{}, err
+		}
+		tried = append(tried, t.Generation())
+	}
+	what := "the latest state"
+	if !opt.At.IsZero() {
+		what = "the state at " + opt.At.UTC().Format(time.RFC3339)
+	}
+	if len(tried) == 0 {
+		return Restored{}, fmt.Errorf("%w: replica %s has no term holding %s", ErrEmpty, Name(raw), what)
+	}
+	return Restored{}, fmt.Errorf("%w: replica %s: no term holds %s (tried %v)", ErrEmpty, Name(raw), what, tried)
+}
+
+func restoreTerm(ctx context.Context, raw string, t Term, out string, opt RestoreOptions) (Restored, error) {
+	where := fmt.Sprintf("replica %s generation %s", Name(raw), t.Generation())
+	turl, err := TermURL(raw, t.Token)
+	if err != nil {
+		return Restored{}, err
+	}
+	client, err := open(ctx, turl)
+	if err != nil {
+		return Restored{}, fmt.Errorf("%s: %w", where, err)
+	}
+	p, err := termPosition(ctx, client)
+	if err != nil {
+		return Restored{}, fmt.Errorf("%s: %w", where, err)
+	}
+	if p.Files == 0 {
+		return Restored{}, fmt.Errorf("%w: %s holds no file", ErrEmpty, where)
+	}
+	rep := litestream.NewReplicaWithClient(nil, client)
+	client.SetLogger(opt.Logger.With("replica", Name(raw), "generation", t.Generation()))
+	ro := litestream.NewRestoreOptions()
+	ro.OutputPath = out
+	ro.Timestamp = opt.At
+	ro.IntegrityCheck = litestream.IntegrityCheckQuick
+	if err := rep.Restore(ctx, ro); err != nil {
+		if errors.Is(err, litestream.ErrTxNotAvailable) || errors.Is(err, litestream.ErrNoSnapshots) {
+			return Restored{}, fmt.Errorf("%w: %s: %v", ErrEmpty, where, err)
+		}
+		return Restored{}, fmt.Errorf("%s: %w", where, err)
+	}
+	r := Restored{Replica: Name(raw), Generation: t.Generation()}
+	if opt.At.IsZero() {
+		r.TXID, r.At = p.TXID.String(), p.At
+	}
+	return r, nil
+}

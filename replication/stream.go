@@ -1,0 +1,351 @@
+package replication
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/benbjohnson/litestream"
+	"github.com/superfly/ltx"
+)
+
+// Observer receives what the metrics show per archive replica (metrics.Metrics).
+type Observer interface {
+	ReplicaLag(replica string, lag time.Duration)
+	ReplicaSynced(replica string, at time.Time)
+	ReplicaError(replica string)
+}
+
+// Options are Litestream's intervals and where the stream reports.
+type Options struct {
+	SyncInterval     time.Duration // WAL shipped this often
+	SnapshotInterval time.Duration // a full snapshot this often
+	Retention        time.Duration // snapshots and ended terms kept this long
+	Logger           *slog.Logger
+	Observer         Observer // nil: none
+}
+
+// Stream is one term's replication of the archive to every replica: it
+// writes only below <replica>/term-<token>. Stop it when the term ends.
+type Stream struct {
+	path     string
+	token    int64
+	opts     Options
+	store    *litestream.Store
+	replicas []*streamed
+	stop     chan struct{}
+	done     chan struct{}
+}
+
+// streamed is one replica of a Stream.
+type streamed struct {
+	url  string // the configured URL (the term's is below it)
+	name string
+	db   *litestream.DB
+
+	mu           sync.Mutex
+	errors       int64
+	lastErr      string
+	lastErrAt    time.Time
+	lastSync     time.Time
+	behindSince  time.Time
+	local, wrote ltx.TXID
+}
+
+// metaDir is where Litestream keeps its local state for the i-th replica.
+// It is emptied at each term's start: a term begins with a full snapshot.
+func metaDir(path string, i int) string {
+	return filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+"-replicas", fmt.Sprint(i))
+}
+
+// statusPath is the file a stream keeps its status in, for `ytrend archive
+// status` in another process.
+func statusPath(path string) string {
+	return filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+"-replicas", "status.json")
+}
+
+// levels are Litestream's default compaction levels.
+var levels = litestream.CompactionLevels{
+	{Level: 0},
+	{Level: 1, Interval: 30 * time.Second},
+	{Level: 2, Interval: 5 * time.Minute},
+	{Level: 3, Interval: time.Hour},
+}
+
+// shutdownSync bounds the last sync of a stopping stream: an unreachable
+// replica must not hold up a shutdown or a stepping-down leader.
+const shutdownSync = 5 * time.Second
+
+// Start begins the term's replication of the archive at path to every
+// replica URL: it records the term in each replica's term index, prunes
+// terms that ended more than the retention ago, and starts Litestream. A
+// replica that cannot be reached is an error here; the caller retries
+// (a running stream retries by itself).
+func Start(ctx context.Context, path string, urls []string, token int64, opts Options) (*Stream, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Stream{path: path, token: token, opts: opts, stop: make(chan struct{}), done: make(chan struct{})}
+	var dbs []*litestream.DB
+	for i, raw := range urls {
+		root, err := open(ctx, raw)
+		if err != nil {
+			return nil, err
+		}
+		if err := markTerm(ctx, root, token, time.Now()); err != nil {
+			return nil, fmt.Errorf("replica %s: record %s: %w", Name(raw), termDir(token), err)
+		}
+		s.prune(ctx, raw, root)
+		turl, err := TermURL(raw, token)
+		if err != nil {
+			return nil, err
+		}
+		client, err := litestream.NewReplicaClientFromURL(turl)
+		if err != nil {
+			return nil, fmt.Errorf("replica %s: %w", Name(raw), err)
+		}
+		r := &streamed{url: raw, name: Name(raw)}
+		meta := metaDir(path, i)
+		if err := os.RemoveAll(meta); err != nil {
+			return nil, err
+		}
+		db := litestream.NewDB(path)
+		db.SetMetaPath(meta)
+		db.MonitorInterval = opts.SyncInterval
+		rep := litestream.NewReplicaWithClient(db, &observed{ReplicaClient: client, r: r, obs: opts.Observer})
+		rep.SyncInterval = opts.SyncInterval
+		db.Replica = rep
+		r.db = db
+		s.replicas = append(s.replicas, r)
+		dbs = append(dbs, db)
+	}
+	s.store = litestream.NewStore(dbs, levels)
+	s.store.SnapshotInterval = opts.SnapshotInterval
+	s.store.SnapshotRetention = opts.Retention
+	s.store.Logger = opts.Logger.With("litestream", "store")
+	for i, db := range dbs {
+		db.ShutdownSyncTimeout = shutdownSync
+		db.SetLogger(opts.Logger.With("replica", s.replicas[i].name, "generation", termDir(token)))
+	}
+	if err := s.store.Open(ctx); err != nil {
+		s.store.Close(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("replica: start %s: %w", termDir(token), err)
+	}
+	if err := writeFile(termPath(path), []byte(fmt.Sprintln(token))); err != nil {
+		s.store.Close(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("replica: start %s: %w", termDir(token), err)
+	}
+	// The term begins with the whole archive: Litestream reads the file
+	// lazily, at its first sync, and a term stopped before that would hold
+	// nothing. A replica that fails here is retried by Litestream.
+	if err := s.Sync(ctx); err != nil {
+		opts.Logger.Warn("replica: the term's first sync failed; Litestream retries it", "generation", termDir(token), "err", err)
+	}
+	go s.watch()
+	return s, nil
+}
+
+// Stop ends the stream after a last sync (at most a few seconds). The
+// term's files stay; nothing is written to them afterwards.
+func (s *Stream) Stop(ctx context.Context) error {
+	select {
+	case <-s.stop:
+	default:
+		close(s.stop)
+	}
+	<-s.done
+	err := s.store.Close(ctx)
+	s.writeStatus()
+	return err
+}
+
+// Token is the fence token of the stream's term.
+func (s *Stream) Token() int64 { return s.token }
+
+// Sync ships everything committed so far to every replica and waits for it
+// (tests, and a clean stop).
+func (s *Stream) Sync(ctx context.Context) error {
+	var errs []error
+	for _, r := range s.replicas {
+		if err := r.db.SyncAndWait(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("replica %s: %w", r.name, err))
+		}
+	}
+	s.poll()
+	return errors.Join(errs...)
+}
+
+// watch measures every replica's lag each sync interval and keeps the
+// status file current.
+func (s *Stream) watch() {
+	defer close(s.done)
+	t := time.NewTicker(s.opts.SyncInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			s.poll()
+		}
+	}
+}
+
+// poll compares each replica's position with the archive's. The lag is the
+// time since the replica was first seen behind: it can be short by up to a
+// sync interval (WAL not yet read by Litestream counts from its next sync).
+func (s *Stream) poll() {
+	now := time.Now()
+	for _, r := range s.replicas {
+		local, err := r.db.Pos()
+		if err != nil {
+			continue
+		}
+		remote := r.db.Replica.Pos()
+		r.mu.Lock()
+		r.local, r.wrote = local.TXID, remote.TXID
+		if remote.TXID >= local.TXID {
+			r.behindSince = time.Time{}
+		} else if r.behindSince.IsZero() {
+			r.behindSince = now
+		}
+		lag := r.lagAt(now)
+		r.mu.Unlock()
+		if s.opts.Observer != nil {
+			s.opts.Observer.ReplicaLag(r.name, lag)
+		}
+	}
+	s.writeStatus()
+}
+
+func (r *streamed) lagAt(now time.Time) time.Duration {
+	if r.behindSince.IsZero() {
+		return 0
+	}
+	return now.Sub(r.behindSince)
+}
+
+// Status is what the stream knows of each replica right now.
+func (s *Stream) Status() []Status {
+	now := time.Now()
+	out := make([]Status, 0, len(s.replicas))
+	for _, r := range s.replicas {
+		r.mu.Lock()
+		out = append(out, Status{Replica: r.name, Generation: termDir(s.token), Position: r.wrote.String(),
+			LocalPosition: r.local.String(), LagSeconds: r.lagAt(now).Seconds(), LastSync: r.lastSync,
+			Errors: r.errors, LastError: r.lastErr, LastErrorAt: r.lastErrAt, Streaming: true, UpdatedAt: now})
+		r.mu.Unlock()
+	}
+	return out
+}
+
+func (s *Stream) writeStatus() {
+	data, err := json.Marshal(s.Status())
+	if err != nil {
+		return
+	}
+	writeFile(statusPath(s.path), data)
+}
+
+// writeFile replaces the file at p with data, atomically.
+func writeFile(p string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	tmp := p + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, p)
+}
+
+// prune deletes the terms that ended (a newer one started) more than the
+// retention ago, and their index markers. Best effort: a failure is logged
+// and the next term tries again.
+func (s *Stream) prune(ctx context.Context, raw string, root litestream.ReplicaClient) {
+	ts, err := terms(ctx, root)
+	if err != nil {
+		s.opts.Logger.Warn("replica: cannot list terms to prune", "replica", Name(raw), "err", err)
+		return
+	}
+	for i := 1; i < len(ts); i++ {
+		ended := ts[i-1].Started // the next term's start
+		if time.Since(ended) < s.opts.Retention || ts[i].Token == s.token {
+			continue
+		}
+		turl, _ := TermURL(raw, ts[i].Token)
+		c, err := open(ctx, turl)
+		if err == nil {
+			err = c.DeleteAll(ctx)
+		}
+		if err == nil {
+			txid := ltx.TXID(ts[i].Token)
+			err = root.DeleteLTXFiles(ctx, []*ltx.FileInfo{{Level: indexLevel, MinTXID: txid, MaxTXID: txid}})
+		}
+		if err != nil {
+			s.opts.Logger.Warn("replica: cannot prune an ended term", "replica", Name(raw), "generation", ts[i].Generation(), "err", err)
+			continue
+		}
+		s.opts.Logger.Info("replica: pruned an ended term", "replica", Name(raw), "generation", ts[i].Generation())
+	}
+}
+
+// observed counts a replica client's failures and successful writes: the
+// errors are Litestream's to retry, ytrend's to count and show.
+type observed struct {
+	litestream.ReplicaClient
+	r   *streamed
+	obs Observer
+}
+
+func (c *observed) failed(err error) error {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	c.r.mu.Lock()
+	c.r.errors++
+	c.r.lastErr, c.r.lastErrAt = err.Error(), time.Now()
+	c.r.mu.Unlock()
+	if c.obs != nil {
+		c.obs.ReplicaError(c.r.name)
+	}
+	return err
+}
+
+func (c *observed) LTXFiles(ctx context.Context, level int, seek ltx.TXID, useMetadata bool) (ltx.FileIterator, error) {
+	itr, err := c.ReplicaClient.LTXFiles(ctx, level, seek, useMetadata)
+	return itr, c.failed(err)
+}
+
+func (c *observed) OpenLTXFile(ctx context.Context, level int, minTXID, maxTXID ltx.TXID, offset, size int64) (io.ReadCloser, error) {
+	rc, err := c.ReplicaClient.OpenLTXFile(ctx, level, minTXID, maxTXID, offset, size)
+	return rc, c.failed(err)
+}
+
+func (c *observed) WriteLTXFile(ctx context.Context, level int, minTXID, maxTXID ltx.TXID, r io.Reader) (*ltx.FileInfo, error) {
+	fi, err := c.ReplicaClient.WriteLTXFile(ctx, level, minTXID, maxTXID, r)
+	if err != nil {
+		return fi, c.failed(err)
+	}
+	if level == 0 {
+		now := time.Now()
+		c.r.mu.Lock()
+		c.r.lastSync = now
+		c.r.mu.Unlock()
+		if c.obs != nil {
+			c.obs.ReplicaSynced(c.r.name, now)
+		}
+	}
+	return fi, nil
+}
+
+func (c *observed) DeleteLTXFiles(ctx context.Context, a []*ltx.FileInfo) error {
+	return c.failed(c.ReplicaClient.DeleteLTXFiles(ctx, a))
+}
