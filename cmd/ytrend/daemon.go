@@ -31,6 +31,7 @@ type daemon struct {
 	jobs     []config.Job
 	elector  *leader.Elector
 	instance string
+	replicas *archiveReplication
 
 	servers []*http.Server
 	web     *server.Server // with opts.serve
@@ -69,6 +70,7 @@ func (c *cli) openDaemon(ctx context.Context, a *app, m *metrics.Metrics, opts d
 				d.metrics.SetLeader(leading)
 			}
 		}))
+	d.replicas = newReplication(a, m)
 	d.sched = scheduler.New(d.jobs, d.fire, a.log)
 	if spec, ok, _ := a.cfg.MaintenanceSchedule(); ok { // validated at load
 		d.sched.AddTask(scheduler.Task{Name: "maintenance", Schedule: spec, Run: d.maintain})
@@ -116,6 +118,9 @@ func (d *daemon) fire(ctx context.Context, job config.Job, stop <-chan struct{})
 			return
 		}
 		j.Term = term
+		if !d.replicas.await(ctx, term) { // a takeover adopts the previous terms first
+			return
+		}
 	}
 	if rep := d.fetcher.Fetch(ctx, j); rep.Status == ingest.StatusFenced && term != nil {
 		term.StepDown("the budget refused this replica's fence")
@@ -151,8 +156,10 @@ func (d *daemon) run(st *stop) error {
 	for _, w := range a.durability(st.Hard) {
 		a.log.Warn("the budget's Redis can lose the books", "why", w)
 	}
+	d.replicas.logStart(d.opts.once)
 	if !d.opts.once {
 		background.Go(func() { d.elector.Run(bg) })
+		background.Go(func() { d.replicas.run(bg, d.elector) })
 		// A process that dies on another host leaves its runs "running";
 		// this one notices within a minute or two, not only at its start.
 		background.Go(func() {
@@ -250,6 +257,7 @@ func (d *daemon) readiness(ctx context.Context) ([]string, error) {
 			detail = append(detail, "standing by: another replica leads, or none yet ("+d.instance+")")
 		}
 	}
+	detail = append(detail, d.replicas.detail()...)
 	if err := d.app.ready(ctx); err != nil {
 		return detail, err
 	}

@@ -32,6 +32,9 @@ status is that of "ytrend fetch": 0 ok, 75 a region stopped on quota, 1 errors.`
 					return usageError{fmt.Errorf("--serve %v", err)}
 				}
 			}
+			if err := c.restoreOnStart(cmd); err != nil {
+				return err
+			}
 			m, open := withMetrics(opts.listen)
 			a, err := c.open(cmd, open)
 			if err != nil {
