@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"path"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/benbjohnson/litestream"
@@ -154,9 +153,4 @@ func termPosition(ctx context.Context, c litestream.ReplicaClient) (position, er
 		}
 	}
 	return p, nil
-}
-
-// isNotFound reports whether err says a replica path does not exist yet.
-func isNotFound(err error) bool {
-	return err != nil && (strings.Contains(err.Error(), "no such file") || strings.Contains(err.Error(), "not found"))
 }
