@@ -13,9 +13,11 @@ const MaxRecordBytes = 64 << 10
 // (closing its quotes) and drops the rest of it, up to the line end that
 // closes it outside quotes. The dropped part's line ends are passed on as
 // empty lines, which the CSV reader skips but counts, so that line numbers
-// stay the file's. Quotes are tracked as RFC 4180 writes them; in the
-// 2017-18 files, whose tags hold bare quotes, a record only that long may
-// end at a different line end, which at worst skips one more record.
+// stay the file's. Quotes are tracked as the CSV reader reads them (with
+// LazyQuotes): a quote opens a quoted field only at the field's start, and
+// inside one, a quote ends it only before a comma or a line end. A bare
+// quote in an unquoted field (common in the 2017-18 files' tags) is a
+// character like any other.
 type recordGuard struct {
 	r       io.Reader
 	buf     []byte
@@ -25,13 +27,15 @@ type recordGuard struct {
 	start    int  // where the record in progress starts
 	size     int  // its bytes passed on so far
 	inQuote  bool // inside a quoted field, in the file
+	closing  bool // a quote was just read inside a quoted field: an end, or an escape
+	atField  bool // the next byte starts a field
 	dropping bool
 	owed     bool         // the line end passed on at the cut stands for the next one dropped
 	cut      map[int]bool // records cut, by their first line
 }
 
 func newRecordGuard(r io.Reader) *recordGuard {
-	return &recordGuard{r: r, buf: make([]byte, 32<<10), line: 1, start: 1, cut: map[int]bool{}}
+	return &recordGuard{r: r, buf: make([]byte, 32<<10), line: 1, start: 1, atField: true, cut: map[int]bool{}}
 }
 
 func (g *recordGuard) Read(p []byte) (int, error) {
@@ -50,9 +54,7 @@ func (g *recordGuard) Read(p []byte) (int, error) {
 // scan passes in's bytes on to out, cutting records that grow too large.
 func (g *recordGuard) scan(out, in []byte) []byte {
 	for _, c := range in {
-		if c == '"' {
-			g.inQuote = !g.inQuote
-		}
+		g.quotes(c)
 		end := c == '\n' && !g.inQuote
 		if g.dropping {
 			if c == '\n' {
@@ -79,13 +81,34 @@ func (g *recordGuard) scan(out, in []byte) []byte {
 		if g.size > MaxRecordBytes {
 			g.cut[g.start] = true
 			g.dropping, g.owed = true, true
-			if g.inQuote {
-				out = append(out, '"')
+			if g.inQuote && !g.closing {
+				out = append(out, '"') // closes it for the reader; the file's state goes on
 			}
 			out = append(out, '\n')
 		}
 	}
 	return out
+}
+
+// quotes follows c through the CSV's quoting, as the reader reads it.
+func (g *recordGuard) quotes(c byte) {
+	switch {
+	case g.inQuote && g.closing:
+		g.closing = false
+		switch c {
+		case '"': // an escaped quote: still inside
+		case ',', '\n', '\r':
+			g.inQuote = false
+			g.atField = c != '\r'
+		default: // a bare quote inside a quoted field: a character (LazyQuotes)
+		}
+	case g.inQuote:
+		g.closing = c == '"'
+	case c == '"' && g.atField:
+		g.inQuote, g.atField = true, false
+	default:
+		g.atField = c == ',' || c == '\n'
+	}
 }
 
 // wasCut reports whether the record starting at line was cut, and forgets

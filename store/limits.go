@@ -80,6 +80,13 @@ func CutTags(tags []string) (out []string, cut bool) {
 // img-src would send to this server; javascript:, data:, another host) is
 // not a thumbnail YouTube gave.
 func ValidThumbnail(u string) bool {
+	// Characters a URL YouTube gives never holds, and that could end an
+	// HTML attribute for a consumer that builds <img src="..."> from it.
+	for i := 0; i < len(u); i++ {
+		if c := u[i]; c <= ' ' || c >= 0x7f || strings.IndexByte("\"'<>\\`", c) >= 0 {
+			return false
+		}
+	}
 	p, err := url.Parse(u)
 	if err != nil || p.Scheme != "https" || p.User != nil || p.Port() != "" || p.Opaque != "" {
 		return false
