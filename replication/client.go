@@ -154,4 +154,3 @@ func termPosition(ctx context.Context, c litestream.ReplicaClient) (position, er
 	}
 	return p, nil
 }
-
