@@ -129,6 +129,10 @@ func originProblem(o string) string {
 		return "browsers send origins in lower case"
 	case u.Scheme == "https" && u.Port() == "443", u.Scheme == "http" && u.Port() == "80":
 		return "browsers leave the default port out"
+	case strings.Contains(u.Hostname(), "*"):
+		return "the match is exact: a wildcard is compared as the character *, which no browser sends"
+	case strings.IndexFunc(u.Hostname(), func(r rune) bool { return r > 0x7e }) >= 0:
+		return "browsers send an international host name in its punycode form (xn--...)"
 	}
 	return ""
 }
