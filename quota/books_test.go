@@ -179,13 +179,10 @@ func TestFirstStartIsALoss(t *testing.T) {
 // waitGrace waits until l's ledger is past its grace, by the ledger's clock.
 func waitGrace(tb testing.TB, l *quota.Limiter) {
 	tb.Helper()
-	for {
+	waitUntil(tb, "the grace to pass", func() bool {
 		st := status(tb, l)
-		if !st.At.Before(st.Ledger.GraceUntil) {
-			return
-		}
-		time.Sleep(min(st.Ledger.GraceUntil.Sub(st.At), 100*time.Millisecond))
-	}
+		return !st.At.Before(st.Ledger.GraceUntil)
+	})
 }
 
 // TestEpochCheckRestoresPromptly: Sync (what `ytrend run` calls every few

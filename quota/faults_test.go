@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ytrend/ytrend/quota"
+	"github.com/ytrend/ytrend/store"
 	"github.com/ytrend/ytrend/testkit/redistest"
 )
 
@@ -289,21 +290,12 @@ func TestFaultLockedArchive(t *testing.T) {
 	mustGrant(t, l, "videos.list") // first contact done: the audit needs no lock below
 
 	// Another process holds the write lock.
-	other := openStoreAt(t, archive.Path())
-	tx, err := other.Writer().Begin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx.Exec(`INSERT INTO quota_grants(credential, id, call, costs, at, epoch) VALUES ('x', 'lock', 'x', '{}', 0, '')`); err != nil {
-		t.Fatal(err)
-	}
+	release := holdWriteLock(t, archive)
 	res, err := l.Reserve(context.Background(), "videos.list", quota.WithID("locked"))
 	if !errors.Is(err, quota.ErrBackend) || res.Granted {
 		t.Errorf("Reserve with the archive locked = %+v, %v; want ErrBackend, no grant", res, err)
 	}
-	if err := tx.Rollback(); err != nil {
-		t.Fatal(err)
-	}
+	release()
 	if u := used(t, l)["day"]; u != 1 {
 		t.Errorf("used = %d, want 1: the unrecorded grant was given back", u)
 	}
@@ -316,6 +308,24 @@ func TestFaultLockedArchive(t *testing.T) {
 	var n int
 	if err := archive.Writer().QueryRow(`SELECT COUNT(*) FROM quota_grants WHERE credential = ?`, cfg.Credential).Scan(&n); err != nil || n != 2 {
 		t.Errorf("record holds %d grants (%v), want 2", n, err)
+	}
+}
+
+// holdWriteLock has another connection hold archive's write lock, as a long
+// page write or another process's import would, until release is called.
+func holdWriteLock(tb testing.TB, archive *store.DB) (release func()) {
+	tb.Helper()
+	tx, err := openStoreAt(tb, archive.Path()).Writer().Begin()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := tx.Exec(`INSERT INTO quota_grants(credential, id, call, costs, at, epoch) VALUES ('x', 'lock', 'x', '{}', 0, '')`); err != nil {
+		tb.Fatal(err)
+	}
+	return func() {
+		if err := tx.Rollback(); err != nil {
+			tb.Fatal(err)
+		}
 	}
 }
 
@@ -467,19 +477,12 @@ func TestFaultRetryNeverRefunds(t *testing.T) {
 	l := newLimiter(t, cfg, quota.NewRedis(rdb), quota.WithRecord(archive.Writer()), quota.WithObserver(book.add))
 	mustGrant(t, l, "videos.list", quota.WithID("job-42"), quota.WithCost(10))
 
-	other := openStoreAt(t, archive.Path())
-	tx, err := other.Writer().Begin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx.Exec(`INSERT INTO quota_grants(credential, id, call, costs, at, epoch) VALUES ('x', 'lock', 'x', '{}', 0, '')`); err != nil {
-		t.Fatal(err)
-	}
+	release := holdWriteLock(t, archive)
 	res, err := l.Reserve(context.Background(), "videos.list", quota.WithID("job-42"), quota.WithCost(10))
 	if !errors.Is(err, quota.ErrBackend) || res.Granted {
 		t.Errorf("the retry with the archive locked = %+v, %v; want ErrBackend", res, err)
 	}
-	tx.Rollback()
+	release()
 
 	cli := newLimiter(t, cfg, quota.NewRedis(rdb), quota.WithRecord(openStore(t).Writer()), quota.WithObserver(book.add))
 	if n, _ := spendAll(t, cli, "videos.list"); n != 10 {

@@ -1,12 +1,16 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/ytrend/ytrend/ingest/sim"
 	"github.com/ytrend/ytrend/testkit/redistest"
@@ -16,6 +20,8 @@ import (
 // archive, spending from one 200-unit day on a private redis-server.
 type lossSetup struct {
 	srv    *redistest.Server
+	rdb    *redis.Client
+	cred   string
 	daemon *world
 	clis   []*world
 	yaml   string
@@ -23,14 +29,15 @@ type lossSetup struct {
 
 func newLossSetup(t testing.TB, n int, units int, epochCheck string) *lossSetup {
 	t.Helper()
-	s := &lossSetup{srv: redistest.StartServer(t)}
+	s := &lossSetup{srv: redistest.StartServer(t), cred: redistest.Prefix(t)}
+	s.rdb = s.srv.Client()
 	s.yaml = fmt.Sprintf(`credential: %s
 limits: [{name: daily, units: %d, window: 24h}]
 redis: {epoch_check: %s, rebuild_grace: 3s}
 scheduler: {maintenance: "off"}
 regions:
   - {code: US, cron: "0 0 1 1 *", pages: 1}
-`, redistest.Prefix(t), units, epochCheck)
+`, s.cred, units, epochCheck)
 	s.daemon = s.world(t)
 	for range n {
 		s.clis = append(s.clis, s.world(t))
@@ -51,8 +58,9 @@ func (s *lossSetup) world(t testing.TB) *world {
 
 // reserveLoop makes w reserve one unit at a time until it is refused by
 // the full day (exit 75 naming "daily") or stop is set, and sends the host
-// time of each grant to grants. Refusals by the grace are waited out.
-func reserveLoop(t testing.TB, w *world, grants chan<- time.Time, stop *atomic.Bool) {
+// time of each grant to grants. A refusal by the grace waits until Redis'
+// clock has passed it; a Redis that does not answer, until it does.
+func (s *lossSetup) reserveLoop(t testing.TB, w *world, grants chan<- time.Time, stop *atomic.Bool) {
 	for !stop.Load() {
 		r := w.run("quota", "reserve", "--cost", "1")
 		switch {
@@ -61,14 +69,28 @@ func reserveLoop(t testing.TB, w *world, grants chan<- time.Time, stop *atomic.B
 		case r.code == exitTempFail && strings.Contains(r.stderr, `refused by limit "daily"`):
 			return
 		case r.code == exitTempFail && strings.Contains(r.stderr, `refused by limit "rebuild"`):
-			time.Sleep(100 * time.Millisecond) // the grace: asked again shortly
+			waitFor(t, "the grace to pass", time.Minute, s.graceOver)
 		case r.code == 1 && strings.Contains(r.stderr, "backend unavailable"):
-			time.Sleep(100 * time.Millisecond) // Redis restarting
+			waitFor(t, "Redis to answer", time.Minute, func() bool { return s.rdb.Ping(context.Background()).Err() == nil })
 		default:
 			t.Errorf("quota reserve: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
 			return
 		}
 	}
+}
+
+// graceOver reports whether Redis' clock has passed the epoch's grace
+// (the epoch key is "<id> <grace_until_us> <seq> <run id>").
+func (s *lossSetup) graceOver() bool {
+	ctx := context.Background()
+	v, err := s.rdb.Get(ctx, "ytrend:{"+s.cred+"}:epoch").Result()
+	now, terr := s.rdb.Time(ctx).Result()
+	f := strings.Fields(v)
+	if err != nil || terr != nil || len(f) < 2 {
+		return false
+	}
+	until, err := strconv.ParseInt(f[1], 10, 64)
+	return err == nil && now.UnixMicro() >= until
 }
 
 // mirrored is how many entries the daemon's mirror holds.
@@ -97,7 +119,7 @@ func TestRestartMetByAFreshCLI(t *testing.T) {
 	var stop atomic.Bool
 	var wg sync.WaitGroup
 	for _, w := range s.clis {
-		wg.Go(func() { reserveLoop(t, w, grants, &stop) })
+		wg.Go(func() { s.reserveLoop(t, w, grants, &stop) })
 	}
 	wg.Wait()
 	before := len(grants)
@@ -117,7 +139,7 @@ func TestRestartMetByAFreshCLI(t *testing.T) {
 	})
 	// The fresh CLI and two of the old ones spend whatever they can.
 	for _, w := range []*world{fresh, s.clis[0], s.clis[1]} {
-		wg.Go(func() { reserveLoop(t, w, grants, &stop) })
+		wg.Go(func() { s.reserveLoop(t, w, grants, &stop) })
 	}
 	wg.Wait()
 	if after := len(grants) - before; after != 0 {
@@ -148,6 +170,7 @@ func BenchmarkLossBound(b *testing.B) {
 		}
 		all := make(chan grant, 10000)
 		var stopping, stopAll atomic.Bool
+		var spent atomic.Int64
 		var wg sync.WaitGroup
 		for i, w := range s.clis {
 			mine := make(chan time.Time, 10000)
@@ -156,16 +179,18 @@ func BenchmarkLossBound(b *testing.B) {
 				if i%2 == 0 {
 					stop = &stopping
 				}
-				reserveLoop(b, w, mine, stop)
+				s.reserveLoop(b, w, mine, stop)
 				close(mine)
 			})
 			wg.Go(func() {
 				for at := range mine {
+					spent.Add(1)
 					all <- grant{at, i%2 == 0}
 				}
 			})
 		}
-		time.Sleep(12 * time.Second) // spend a while: two mirror copies at least
+		// Spend a while first: about 12 s at 75 units/s, two mirror copies.
+		waitFor(b, "900 units spent", 5*time.Minute, func() bool { return spent.Load() >= 900 })
 		stopping.Store(true)
 		loss := time.Now()
 		s.srv.Restart()
