@@ -82,7 +82,7 @@ func run(videos int, dir string, seed uint64) error {
 				if len(v.Tags) > 0 {
 					tags = strings.Join(v.Tags, "|")
 				}
-				rec[0], rec[1], rec[2] = v.ID, v.Title, v.PublishedAt.UTC().Format("2006-01-02T15:04:05Z")
+				rec[0], rec[1], rec[2] = v.ID, clip(v.Title, 100), v.PublishedAt.UTC().Format("2006-01-02T15:04:05Z")
 				rec[3], rec[4], rec[5], rec[6] = v.ChannelID, v.ChannelTitle, v.CategoryID, day
 				rec[7], rec[8], rec[9], rec[10], rec[11] = tags, count(v.Views), count(v.Likes), count(v.Dislikes), count(v.Comments)
 				rec[12], rec[13], rec[14], rec[15] = v.ThumbnailURL, pyBool(v.Comments == nil), "False", v.Description
@@ -108,6 +108,18 @@ func run(videos int, dir string, seed uint64) error {
 	files = nil
 	fmt.Fprintf(os.Stderr, "gencsv: %d videos, %d rows in %s\n", videos, rows, dir)
 	return nil
+}
+
+// clip keeps the first n characters of s: the generator's CJK titles can be
+// longer than YouTube allows, and the import would cut them (and say so).
+func clip(s string, n int) string {
+	for i := range s {
+		if n == 0 {
+			return s[:i]
+		}
+		n--
+	}
+	return s
 }
 
 func count(p *int64) string {
