@@ -75,7 +75,9 @@ func run(videos int, dir string, seed uint64) error {
 				return err
 			}
 		}
-		day := run.At.UTC().Truncate(24 * time.Hour).Format("2006-01-02T15:04:05Z")
+		// RunEvery is 24h/14 rounded down: a minute more keeps a day's last
+		// run from falling a few nanoseconds into the previous day.
+		day := run.At.UTC().Add(time.Minute).Truncate(24 * time.Hour).Format("2006-01-02T15:04:05Z")
 		for _, p := range run.Pages {
 			for _, v := range p.Videos {
 				tags := "[None]"
