@@ -207,7 +207,12 @@ func (s *Server) limit(w http.ResponseWriter, r *http.Request, api bool, client 
 }
 
 // fail answers an error as JSON on the API and as a short page elsewhere.
+// A 429 closes its connection: a client over its limits keeps no
+// connection open that another client could use.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, api bool, status int, code, msg string) {
+	if status == http.StatusTooManyRequests {
+		w.Header().Set("Connection", "close")
+	}
 	if api {
 		reply.Error(w, r, status, code, msg)
 		return
