@@ -136,7 +136,35 @@ func TestVaryOnCORSAnswers(t *testing.T) {
 	}
 }
 
-// OPTIONS says what is allowed, and renders nothing.
+// The API's early refusals vary like its answers: a 405 or a 414 that a
+// shared cache keeps must not be replayed to another origin either.
+func TestVaryOnAPIRefusals(t *testing.T) {
+	e := hostileArchive(t, func(c *server.Config, _ *server.Deps) { c.CORSOrigins = []string{"https://a.example"} })
+	for _, tc := range []struct {
+		method, path string
+		code         int
+	}{
+		{http.MethodPost, "/api/v1/regions", http.StatusMethodNotAllowed},
+		{http.MethodGet, "/api/v1/search?q=" + strings.Repeat("a", server.MaxURLBytes), http.StatusRequestURITooLong},
+	} {
+		req, _ := http.NewRequest(tc.method, e.srv.URL+tc.path, nil)
+		req.Header.Set("Origin", "https://a.example")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != tc.code {
+			t.Errorf("%s %.40s: %d, want %d", tc.method, tc.path, res.StatusCode, tc.code)
+		}
+		if got := res.Header.Values("Vary"); len(got) != 1 || got[0] != "Origin, Accept-Encoding" {
+			t.Errorf("%s %.40s: Vary %q, want one \"Origin, Accept-Encoding\"", tc.method, tc.path, got)
+		}
+	}
+}
+
+// OPTIONS says what is allowed, and renders nothing; on a path that is no
+// resource it is 404 like any other method.
 func TestOptionsAnswersAllow(t *testing.T) {
 	e := hostileArchive(t)
 	for _, path := range []string{"/", "/search?q=cats", "/charts/US", "/api/v1/search?q=cats"} {
@@ -148,6 +176,18 @@ func TestOptionsAnswersAllow(t *testing.T) {
 		res.Body.Close()
 		if res.StatusCode != http.StatusNoContent || res.Header.Get("Allow") != "GET, HEAD, OPTIONS" || res.ContentLength > 0 {
 			t.Errorf("OPTIONS %s: %d, Allow %q, %d bytes", path, res.StatusCode, res.Header.Get("Allow"), res.ContentLength)
+		}
+	}
+	for _, path := range []string{"/no-such-page", "/api/v1/no-such-thing", "/charts"} {
+		req, _ := http.NewRequest(http.MethodOptions, e.srv.URL+path, nil)
+		req.Header.Set("Origin", "https://a.example")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusNotFound || res.Header.Get("Allow") != "" {
+			t.Errorf("OPTIONS %s: %d, Allow %q, want 404 without Allow", path, res.StatusCode, res.Header.Get("Allow"))
 		}
 	}
 }
