@@ -16,7 +16,10 @@ type Serve struct {
 	RateLimit      ServeRateLimit `yaml:"rate_limit"`
 	TrustedProxies []string       `yaml:"trusted_proxies"` // addresses or CIDRs allowed to set X-Forwarded-For
 	CORSOrigins    []string       `yaml:"cors_origins"`    // origins that may read /api/v1 from a browser; "*" for any
-	MaxConnections int            `yaml:"max_connections"` // open at once; more wait to be accepted
+	MaxConnections int            `yaml:"max_connections"` // open at once; an idle one gives way, else more wait
+	// MaxConnectionsPerClient is one client's share of MaxConnections
+	// (its address; an IPv6 client's /64; a trusted proxy is exempt).
+	MaxConnectionsPerClient int `yaml:"max_connections_per_client"`
 }
 
 // ServeRateLimit is each client's allowance.
@@ -34,11 +37,16 @@ const (
 	// without a cap, about 13,000 idle keep-alive connections exhausted
 	// them. Past it, new connections wait in the kernel's backlog.
 	DefaultServeMaxConnections = 1000
+	// DefaultServeMaxConnectionsPerClient leaves room for several browsers
+	// behind one NAT (a browser opens up to 6 per host) while no client
+	// can hold more than a few percent of DefaultServeMaxConnections.
+	DefaultServeMaxConnectionsPerClient = 32
 )
 
 func defaultServe() Serve {
 	return Serve{Listen: DefaultServeListen, MaxConnections: DefaultServeMaxConnections,
-		RateLimit: ServeRateLimit{Requests: DefaultServeRequests, Window: Duration(DefaultServeWindow)}}
+		MaxConnectionsPerClient: DefaultServeMaxConnectionsPerClient,
+		RateLimit:               ServeRateLimit{Requests: DefaultServeRequests, Window: Duration(DefaultServeWindow)}}
 }
 
 // ProxyPrefixes is TrustedProxies parsed (after Validate).
@@ -94,6 +102,9 @@ func (s Serve) validate(add func(field, format string, args ...any)) {
 	}
 	if s.MaxConnections < 1 || s.MaxConnections > 1_000_000 {
 		add("serve.max_connections", "%d: allowed 1-1000000", s.MaxConnections)
+	}
+	if s.MaxConnectionsPerClient < 1 || s.MaxConnectionsPerClient > s.MaxConnections {
+		add("serve.max_connections_per_client", "%d: allowed 1-max_connections (%d)", s.MaxConnectionsPerClient, s.MaxConnections)
 	}
 	for i, p := range s.TrustedProxies {
 		if _, err := parseProxy(p); err != nil {

@@ -36,8 +36,18 @@ func TestServeSection(t *testing.T) {
 		t.Fatalf("defaults %+v", d)
 	}
 	_, err = config.Parse("t.yaml", []byte("serve: {rate_limt: {}}\n"))
-	if err == nil || err.Error() != `invalid configuration: t.yaml: serve: unknown field "rate_limt" (line 1); allowed: cors_origins, listen, max_connections, rate_limit, trusted_proxies` {
+	if err == nil || err.Error() != `invalid configuration: t.yaml: serve: unknown field "rate_limt" (line 1); allowed: cors_origins, listen, max_connections, max_connections_per_client, rate_limit, trusted_proxies` {
 		t.Fatalf("typo: %v", err)
+	}
+	if d.MaxConnectionsPerClient != 32 {
+		t.Fatalf("default max_connections_per_client %d", d.MaxConnectionsPerClient)
+	}
+	c, err = config.Parse("t.yaml", []byte("serve: {max_connections: 10, max_connections_per_client: 11}\n"))
+	if err == nil {
+		err = c.Validate()
+	}
+	if err == nil || !strings.Contains(err.Error(), "serve.max_connections_per_client: 11: allowed 1-max_connections (10)") {
+		t.Fatalf("a client's share over the whole: %v", err)
 	}
 }
 

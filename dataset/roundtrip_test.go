@@ -314,3 +314,41 @@ func TestExportCategoryColumn(t *testing.T) {
 		t.Errorf("names from a file without them: %v", cats)
 	}
 }
+
+// SafeForSpreadsheets defuses every cell a spreadsheet could run as a
+// formula: one beginning with =, +, -, @, or a tab or carriage return
+// (which some programs skip before reading a formula; OWASP's CSV
+// injection guidance lists all six). Other cells are written as they are.
+func TestSafeForSpreadsheetsDefusesEveryFormulaStart(t *testing.T) {
+	for _, tc := range []struct{ title, want string }{
+		{"=1+1", "'=1+1"},
+		{"+cmd|' /C calc'!A0", "'+cmd|' /C calc'!A0"},
+		{"-2+3", "'-2+3"},
+		{"@SUM(1+1)", "'@SUM(1+1)"},
+		{"\t=HYPERLINK(\"http://evil.example\")", "'\t=HYPERLINK(\"http://evil.example\")"},
+		{"\r=HYPERLINK(\"http://evil.example\")", "'\r=HYPERLINK(\"http://evil.example\")"},
+		{"a title", "a title"},
+		{" =1+1", " =1+1"},
+	} {
+		var buf bytes.Buffer
+		w, err := dataset.NewCSVWriter(&buf, dataset.SafeForSpreadsheets())
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := &store.Snapshot{Video: store.Video{ID: "abcdefghijk", Title: tc.title}, Region: "US", Rank: 1,
+			FetchedAt: time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)}
+		if err := w.Write(s); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := csv.NewReader(&buf).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := rows[1][1]; got != tc.want {
+			t.Errorf("title %q written as %q, want %q", tc.title, got, tc.want)
+		}
+	}
+}

@@ -32,14 +32,19 @@ type CSVWriter struct {
 // CSVOption changes how a CSVWriter writes.
 type CSVOption func(*CSVWriter)
 
-// SafeForSpreadsheets prefixes every cell that begins with =, +, - or @
-// with ', which spreadsheet programs take as "this is text": otherwise a
-// title such as =HYPERLINK("http://...") or +cmd|' /C calc'!A0 runs as a
-// formula when the file is opened. The prefix changes the data, so a file
+// SafeForSpreadsheets prefixes every cell that begins with =, +, -, @, a
+// tab or a carriage return with ', which spreadsheet programs take as
+// "this is text": otherwise a title such as =HYPERLINK("http://...") or
+// +cmd|' /C calc'!A0 runs as a formula when the file is opened (and a
+// leading tab or CR, which some programs skip, can hide one: OWASP's CSV
+// injection guidance lists all six). The prefix changes the data, so a file
 // written this way is for reading in a spreadsheet, not for ytrend import:
 // the default writes every value as it is, and an export imported and
 // exported again gives the same bytes.
 func SafeForSpreadsheets() CSVOption { return func(w *CSVWriter) { w.safe = true } }
+
+// formulaStarts are the first characters SafeForSpreadsheets defuses.
+const formulaStarts = "=+-@\t\r"
 
 // NewCSVWriter writes the header and returns a writer for the rows.
 func NewCSVWriter(w io.Writer, opts ...CSVOption) (*CSVWriter, error) {
@@ -73,7 +78,7 @@ func (w *CSVWriter) Write(s *store.Snapshot) error {
 	r[19] = s.Category
 	if w.safe {
 		for i, c := range r {
-			if c != "" && strings.ContainsRune("=+-@", rune(c[0])) {
+			if c != "" && strings.ContainsRune(formulaStarts, rune(c[0])) {
 				r[i] = "'" + c
 			}
 		}

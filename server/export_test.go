@@ -5,6 +5,9 @@ import (
 	"net/http"
 )
 
-// SetConnState sets the http.Server's ConnState hook (tests count the
-// connections it holds).
-func (s *Server) SetConnState(f func(net.Conn, http.ConnState)) { s.srv.ConnState = f }
+// SetConnState adds f to the http.Server's ConnState hook (tests watch
+// the connections it holds).
+func (s *Server) SetConnState(f func(net.Conn, http.ConnState)) {
+	prev := s.srv.ConnState
+	s.srv.ConnState = func(c net.Conn, st http.ConnState) { prev(c, st); f(c, st) }
+}

@@ -137,6 +137,7 @@ type resp struct {
 	code   int
 	header http.Header
 	body   []byte
+	close  bool // the server closes the connection (Connection: close, which the client strips)
 }
 
 // get fetches path with optional headers as "Name: value".
@@ -172,7 +173,7 @@ func (e *env) get(t testing.TB, path string, headers ...string) resp {
 			t.Fatal(err)
 		}
 	}
-	return resp{res.StatusCode, res.Header, b}
+	return resp{res.StatusCode, res.Header, b, res.Close}
 }
 
 func decode[T any](t testing.TB, r resp) T {

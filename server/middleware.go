@@ -22,6 +22,10 @@ import (
 const csp = "default-src 'none'; style-src 'self'; img-src https://i.ytimg.com https://*.ytimg.com; " +
 	"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
+// catchAll are the routes that answer 404 to every path no other route
+// takes (the pages' and the API's): OPTIONS on them is not found.
+var catchAll = map[string]bool{"/": true, apiv1.Prefix + "/": true, "other": true}
+
 // statusWriter remembers the status and size of a response.
 type statusWriter struct {
 	http.ResponseWriter
@@ -74,6 +78,11 @@ func (s *Server) wrap(mux *http.ServeMux) http.Handler {
 		h.Set("Referrer-Policy", "no-referrer")
 		h.Set("Cross-Origin-Opener-Policy", "same-origin")
 		api := strings.HasPrefix(r.URL.Path, apiv1.Prefix+"/") || r.URL.Path == apiv1.Prefix
+		if api {
+			// Every API answer, the early errors (400, 405, 414) too: a
+			// shared cache must not replay one origin's answer to another.
+			reply.AddVary(h, "Origin", "Accept-Encoding")
+		}
 
 		defer func() {
 			if p := recover(); p != nil {
@@ -119,6 +128,11 @@ func (s *Server) wrap(mux *http.ServeMux) http.Handler {
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
 
+		if r.Method == http.MethodOptions && catchAll[route] {
+			// A path that is no resource is not found, whatever the method.
+			s.fail(w, r, api, http.StatusNotFound, "not_found", "there is nothing at "+clipPath(r.URL.Path))
+			return
+		}
 		if api && s.cors(w, r) {
 			return
 		}
@@ -207,7 +221,12 @@ func (s *Server) limit(w http.ResponseWriter, r *http.Request, api bool, client 
 }
 
 // fail answers an error as JSON on the API and as a short page elsewhere.
+// A 429 closes its connection: a client over its limits keeps no
+// connection open that another client could use.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, api bool, status int, code, msg string) {
+	if status == http.StatusTooManyRequests {
+		w.Header().Set("Connection", "close")
+	}
 	if api {
 		reply.Error(w, r, status, code, msg)
 		return

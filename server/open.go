@@ -24,12 +24,13 @@ import (
 // ConfigFrom is the server's part of ytrend's configuration.
 func ConfigFrom(cfg *config.Config) Config {
 	return Config{
-		Listen:          cfg.Serve.Listen,
-		RateLimit:       ratelimit.Limit{Requests: cfg.Serve.RateLimit.Requests, Window: cfg.Serve.RateLimit.Window.D()},
-		TrustedProxies:  cfg.Serve.ProxyPrefixes(),
-		CORSOrigins:     cfg.Serve.CORSOrigins,
-		MaxConnections:  cfg.Serve.MaxConnections,
-		ShutdownTimeout: cfg.Scheduler.ShutdownTimeout.D(),
+		Listen:                  cfg.Serve.Listen,
+		RateLimit:               ratelimit.Limit{Requests: cfg.Serve.RateLimit.Requests, Window: cfg.Serve.RateLimit.Window.D()},
+		TrustedProxies:          cfg.Serve.ProxyPrefixes(),
+		CORSOrigins:             cfg.Serve.CORSOrigins,
+		MaxConnections:          cfg.Serve.MaxConnections,
+		MaxConnectionsPerClient: cfg.Serve.MaxConnectionsPerClient,
+		ShutdownTimeout:         cfg.Scheduler.ShutdownTimeout.D(),
 	}
 }
 

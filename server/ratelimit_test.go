@@ -49,6 +49,9 @@ func TestRateLimit429(t *testing.T) {
 					if err != nil || ra < 1 || ra > 11 {
 						t.Fatalf("request %d: Retry-After %q", i, r.header.Get("Retry-After"))
 					}
+					if !r.close {
+						t.Fatalf("request %d: 429 without Connection: close: the client keeps no connection it may not use", i)
+					}
 					if !strings.HasPrefix(rl, `"default";r=0;t=`) {
 						t.Fatalf("request %d: RateLimit %q", i, rl)
 					}

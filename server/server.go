@@ -21,8 +21,6 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/net/netutil"
-
 	"github.com/ytrend/ytrend/apiv1"
 	"github.com/ytrend/ytrend/config"
 	"github.com/ytrend/ytrend/metrics"
@@ -58,9 +56,15 @@ type Config struct {
 	// NoCache turns the response cache off (see cache.go).
 	NoCache bool
 	// MaxConnections bounds the connections open at once (every one
-	// counts, /static/ and idle keep-alives included); more wait in the
-	// kernel's backlog until one closes. Zero takes the default.
+	// counts, /static/ and idle keep-alives included). At the cap a new
+	// connection closes an idle keep-alive one; when none is idle it waits
+	// in the kernel's backlog until one closes. Zero takes the default.
 	MaxConnections int
+	// MaxConnectionsPerClient bounds one client's (its address, an IPv6
+	// client's /64; a trusted proxy is exempt). Past it a new connection
+	// closes one of the client's idle ones, or gets 429 and is closed.
+	// Zero takes the default.
+	MaxConnectionsPerClient int
 }
 
 // Defaults for the zero Config fields.
@@ -70,6 +74,7 @@ const (
 	DefaultWriteTimeout      = 30 * time.Second
 	DefaultIdleTimeout       = 30 * time.Second
 	DefaultMaxConnections    = config.DefaultServeMaxConnections
+	DefaultMaxConnsPerClient = config.DefaultServeMaxConnectionsPerClient
 	DefaultHandlerTimeout    = 10 * time.Second
 	DefaultSearchTimeout     = 5 * time.Second
 	DefaultClientInFlight    = 2
@@ -137,6 +142,9 @@ func New(cfg Config, d Deps) (*Server, error) {
 	if cfg.MaxConnections <= 0 {
 		cfg.MaxConnections = DefaultMaxConnections
 	}
+	if cfg.MaxConnectionsPerClient <= 0 {
+		cfg.MaxConnectionsPerClient = DefaultMaxConnsPerClient
+	}
 	if cfg.ClientInFlight <= 0 {
 		cfg.ClientInFlight = DefaultClientInFlight
 	}
@@ -177,6 +185,12 @@ func New(cfg Config, d Deps) (*Server, error) {
 		// for 4 KB less: about 20 KB got through before.
 		MaxHeaderBytes: MaxHeaderBytes - 4<<10,
 		ErrorLog:       slog.NewLogLogger(d.Log.Handler(), slog.LevelWarn),
+		// Tells Serve's connLimiter which connections are idle.
+		ConnState: func(c net.Conn, st http.ConnState) {
+			if lc, ok := c.(*limitedConn); ok {
+				lc.l.connState(lc, st)
+			}
+		},
 	}
 	return s, nil
 }
@@ -185,9 +199,14 @@ func New(cfg Config, d Deps) (*Server, error) {
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // Serve answers on ln until Stop; it returns nil after a Stop. At most
-// MaxConnections of ln's connections are open at once.
+// MaxConnections of ln's connections are open at once, and
+// MaxConnectionsPerClient of one client's (see connLimiter).
 func (s *Server) Serve(ln net.Listener) error {
-	err := s.srv.Serve(netutil.LimitListener(ln, s.cfg.MaxConnections))
+	l := newConnLimiter(ln, s.cfg.MaxConnections, s.cfg.MaxConnectionsPerClient, s.cfg.TrustedProxies)
+	if s.deps.Metrics != nil {
+		l.onRefuse = s.deps.Metrics.ObserveLimited
+	}
+	err := s.srv.Serve(l)
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
 	}

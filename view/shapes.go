@@ -1,7 +1,9 @@
 package view
 
 import (
+	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -176,37 +178,134 @@ type Leader struct {
 	Holder string `json:"holder"`
 }
 
-// PublicRuns is Runs for the pages and the API: each error is its reason
-// only (PublicError). `ytrend runs` shows the operator the whole text.
+// PublicRuns is Runs for the pages and the API: each error is only its
+// reason, one of a fixed list (RunReason). `ytrend runs` and the
+// operator's log keep the whole text.
 func PublicRuns(runs []store.Run) []Run {
 	out := Runs(runs)
 	for i := range out {
-		out[i].Error = PublicError(out[i].Error)
+		out[i].Error = RunReason(runs[i])
 	}
 	return out
 }
 
-var (
-	// urlLike is a URL, scheme first (user names and passwords ride in
-	// them), or a host:port.
-	urlLike  = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^\s"']*|\b[A-Za-z0-9.-]+:\d{2,5}\b`)
-	userPath = regexp.MustCompile(`(/home/|/Users/|\\Users\\)[^\s/\\"']+`)
+// The reasons the pages and the API give for a run that did not end ok:
+// a fixed vocabulary, so no text an error carried (a proxy's error page, a
+// certificate's host names, a URL with a user name) is ever published.
+const (
+	ReasonInterrupted   = "interrupted"
+	ReasonFenced        = "fenced (another process leads)"
+	ReasonBudget        = "budget refused"
+	ReasonQuotaExceeded = "quota exceeded (YouTube 403 quotaExceeded)"
+	ReasonRateLimited   = "rate limited by YouTube"
+	ReasonAPIKey        = "invalid API key"
+	ReasonForbidden     = "refused by YouTube (HTTP 403)"
+	ReasonTLSCert       = "TLS certificate error"
+	ReasonTLS           = "TLS handshake failed"
+	ReasonDNS           = "DNS lookup failed"
+	ReasonRefused       = "connection refused"
+	ReasonUnreachable   = "network unreachable"
+	ReasonTimeout       = "timeout"
+	ReasonConnection    = "connection lost"
+	ReasonMalformed     = "malformed response"
+	ReasonArchiveBusy   = "archive busy"
+	ReasonArchive       = "archive write failed"
+	ReasonOther         = "error (details in the operator's log)"
+	// upstream HTTP NNN is the one reason with a value in it: a status
+	// code, three digits within 100-599.
+	reasonHTTP = "upstream HTTP %d"
 )
 
-// PublicError is the reason an error gives, without what would map the
-// operator's network: a Go error chain ends with its cause (`Get "https://
-// alice@proxy.internal:3128/...": dial tcp 10.1.2.3:3128: connect:
-// connection refused` gives "connection refused"), and any URL, host:port
-// or home directory left in it is replaced.
-func PublicError(s string) string {
+// httpStatus finds the status code of an HTTP answer in an error's text:
+// ingest's "(HTTP 502)", googleapi's "response code 502" and "Error 502:".
+var httpStatus = regexp.MustCompile(`\bHTTP (\d{3})\b|response code (\d{3})\b|\bError (\d{3}):`)
+
+// RunReason is why r did not end ok, from its status, the limit that
+// refused it and the class of its error (the markers Go's net, crypto/tls,
+// x509 and googleapi errors and ingest's classification put in the text
+// the runs table stores), never the text itself. "" for a run that ended
+// ok or has not ended.
+func RunReason(r store.Run) string {
+	switch r.Status {
+	case store.StatusOK, store.StatusRunning:
+		if r.Error == "" {
+			return ""
+		}
+	case store.StatusInterrupted:
+		return ReasonInterrupted
+	case store.StatusFenced:
+		return ReasonFenced
+	case store.StatusStoppedQuota:
+		if r.RefusedBy != "upstream" {
+			return ReasonBudget
+		}
+	}
+	return ErrorReason(r.Error)
+}
+
+// ErrorReason classifies an error's text into one of the reasons above;
+// "" for none.
+func ErrorReason(s string) string {
 	if s == "" {
 		return ""
 	}
-	reason := s
-	if i := strings.LastIndex(s, ": "); i >= 0 {
-		reason = s[i+2:]
+	has := func(markers ...string) bool {
+		for _, m := range markers {
+			if strings.Contains(s, m) {
+				return true
+			}
+		}
+		return false
 	}
-	reason = urlLike.ReplaceAllString(reason, "…")
-	reason = userPath.ReplaceAllString(reason, "${1}…")
-	return strings.TrimSpace(reason)
+	// YouTube's own reasons (googleapi's, which ingest quotes) first: they
+	// are the cause even when a status code rides along.
+	switch {
+	case has("quotaExceeded", "dailyLimitExceeded"):
+		return ReasonQuotaExceeded
+	case has("rateLimitExceeded", "userRateLimitExceeded", "quota limit "):
+		return ReasonRateLimited
+	case has("keyInvalid", "keyExpired", "API key not valid", "API key expired"):
+		return ReasonAPIKey
+	case has("quota: refused", "budget refused"):
+		return ReasonBudget
+	case has("quota: fenced"):
+		return ReasonFenced
+	case has("stopped by shutdown", "context canceled"):
+		return ReasonInterrupted
+	}
+	// An HTTP answer's status before any word in its body: a proxy's error
+	// page says "connection refused" as often as anything.
+	if m := httpStatus.FindStringSubmatch(s); m != nil {
+		for _, g := range m[1:] {
+			if code, err := strconv.Atoi(g); err == nil && code >= 100 && code <= 599 {
+				if code == 403 && has("forbidden", "accessNotConfigured", "Forbidden") {
+					return ReasonForbidden
+				}
+				return fmt.Sprintf(reasonHTTP, code)
+			}
+		}
+	}
+	switch {
+	case has("x509:", "certificate"):
+		return ReasonTLSCert
+	case has("no such host", "server misbehaving", "dial tcp: lookup ", "dial udp: lookup "):
+		return ReasonDNS
+	case has("connection refused"):
+		return ReasonRefused
+	case has("network is unreachable", "no route to host", "host is down"):
+		return ReasonUnreachable
+	case has("deadline exceeded", "i/o timeout", "Timeout", "timed out", "(timeout)"):
+		return ReasonTimeout
+	case has("tls:", "TLS handshake", "first record does not look like a TLS handshake"):
+		return ReasonTLS
+	case has("connection reset", "broken pipe", "EOF", "(connection failed)"):
+		return ReasonConnection
+	case has("malformed response", "invalid character", "cannot unmarshal", "json:"):
+		return ReasonMalformed
+	case has("database is locked", "SQLITE_BUSY", "write lock was not free"):
+		return ReasonArchiveBusy
+	case has("no space left", "disk I/O", "read-only", "permission denied", "store: "):
+		return ReasonArchive
+	}
+	return ReasonOther
 }

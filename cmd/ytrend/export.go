@@ -49,8 +49,8 @@ booleans, null for hidden counts and tags as an array. ytrend import reads
 both forms back (the default changes no value: an export imported and
 exported again gives the same bytes).
 
---safe-for-spreadsheets prefixes every CSV cell that begins with =, +, - or @
-with ', so that a title such as =HYPERLINK(...) is shown as text by Excel,
+--safe-for-spreadsheets prefixes every CSV cell that begins with =, +, -, @,
+a tab or a carriage return with ', so that a title such as =HYPERLINK(...) is shown as text by Excel,
 LibreOffice or Google Sheets instead of run as a formula. Use it for a file
 people will open in a spreadsheet; it is not for ytrend import, which would
 keep the '. The export streams: memory stays flat at any size. With
@@ -106,7 +106,7 @@ goes to stderr when stderr is a terminal.`,
 	fl.StringVar(&until, "until", "", "only positions fetched at or before: RFC 3339, a date (its end), or a duration ago")
 	fl.StringVar(&category, "category", "", categoryFlagHelp)
 	fl.StringVar(&out, "out", "", "write to FILE instead of stdout")
-	fl.BoolVar(&safe, "safe-for-spreadsheets", false, "prefix CSV cells that begin with = + - @ with ' (for opening in a spreadsheet; not for re-import)")
+	fl.BoolVar(&safe, "safe-for-spreadsheets", false, "prefix CSV cells that begin with = + - @ TAB CR with ' (for opening in a spreadsheet; not for re-import)")
 	return cmd
 }
 
