@@ -43,7 +43,7 @@ func TermURL(rawURL string, token int64) (string, error) {
 
 // open returns Litestream's client for a URL, initialised.
 func open(ctx context.Context, rawURL string) (litestream.ReplicaClient, error) {
-	c, err := litestream.NewReplicaClientFromURL(rawURL)
+	c, err := newClient(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("replica %s: %w", Name(rawURL), err)
 	}

@@ -21,7 +21,10 @@
 //     time (Restore); takeover is a restore of the previous term copied into
 //     the live archive (Adopt) before the new term streams.
 //   - follow: a read-only copy applying the newest term's changes as they
-//     arrive (Follow), for `ytrend serve --follow`.
+//     arrive (Follow), for `ytrend serve --follow` (and, once wired, the
+//     standbys of ytrend run: Follower.Stop). Litestream writes the changes
+//     into the copy in place; follow.go says what a reader could see and
+//     the gate that keeps it to committed states.
 //
 // Key decision: Litestream, not home-made code. The archive is the one thing
 // ytrend cannot fetch again; WAL shipping, snapshots, point-in-time restore

@@ -107,7 +107,7 @@ func Start(ctx context.Context, path string, urls []string, token int64, opts Op
 		if err != nil {
 			return nil, err
 		}
-		client, err := litestream.NewReplicaClientFromURL(turl)
+		client, err := newClient(turl)
 		if err != nil {
 			return nil, fmt.Errorf("replica %s: %w", Name(raw), err)
 		}

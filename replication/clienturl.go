@@ -1,0 +1,33 @@
+package replication
+
+import (
+	"net/url"
+	"strings"
+
+	"github.com/benbjohnson/litestream"
+	"github.com/benbjohnson/litestream/nats"
+)
+
+// newClient is Litestream's client for a replica URL, a term's included.
+//
+// Litestream reads a nats:// URL's whole path as the object store's bucket
+// (nats://host:4222/bucket) and has no URL form for a path inside it, so a
+// term's URL (nats://host:4222/bucket/term-<token>) would name a bucket that
+// does not exist: the first path element is the bucket, the rest goes to
+// the client's Path, where Litestream's other clients put a URL's path.
+func newClient(rawURL string) (litestream.ReplicaClient, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Scheme != "nats" {
+		return litestream.NewReplicaClientFromURL(rawURL)
+	}
+	bucket, sub, _ := strings.Cut(strings.Trim(u.Path, "/"), "/")
+	u.Path = "/" + bucket
+	c, err := litestream.NewReplicaClientFromURL(u.String())
+	if err != nil {
+		return nil, err
+	}
+	if nc, ok := c.(*nats.ReplicaClient); ok {
+		nc.Path = sub
+	}
+	return c, nil
+}
