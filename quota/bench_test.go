@@ -246,6 +246,45 @@ func BenchmarkLedgerReserve(b *testing.B) {
 	}
 }
 
+// BenchmarkLedgerReserveWindow is the embedded ledger at a full day: the
+// shipped configuration's daily limit (24h, never refusing here) holds
+// 10,000 entries spread over its window, and a clock that moves 8.64s per
+// reservation slides the window past one old entry for each new one, so
+// every reservation counts exactly 10,000 entries in its window.
+func BenchmarkLedgerReserveWindow(b *testing.B) {
+	const entries = 10_000
+	const window = 24 * time.Hour
+	step := window / entries
+	for _, n := range goroutineCounts {
+		b.Run(fmt.Sprintf("entries=%d/goroutines=%d", entries, n), func(b *testing.B) {
+			start := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+			var ticks atomic.Int64
+			clock := func() time.Time { return start.Add(time.Duration(ticks.Add(1)) * step) }
+			cfg := oneLimit("bench", 1<<50, window, map[string]int64{"videos.list": 1})
+			db := openStore(b)
+			l := newLimiter(b, cfg, quota.NewSQLite(db.Writer(), quota.WithClock(clock)))
+			mustGrant(b, l, "videos.list")
+			// One entry per step before the first grant's, up to 10,000 with
+			// the next grant: ticks 0, -1, ... of the clock.
+			if _, err := db.Writer().Exec(`WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < ?)
+				INSERT INTO quota_log(credential, limit_name, id, cost, at) SELECT 'bench', 'only', 'fill' || i, 1, ? - (i - 1) * ? FROM k`,
+				entries-2, start.UnixMicro(), step.Microseconds()); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := db.Writer().Exec(`UPDATE quota_epoch SET entries = entries + ? WHERE credential = 'bench'`, entries-2); err != nil {
+				b.Fatal(err)
+			}
+			if r := mustGrant(b, l, "videos.list"); r.Limits[0].Used != entries {
+				b.Fatalf("the window holds %d units, want %d", r.Limits[0].Used, entries)
+			}
+			runOps(b, n, func(ctx context.Context) error {
+				_, err := l.Reserve(ctx, "videos.list")
+				return err
+			})
+		})
+	}
+}
+
 // BenchmarkSaturatedMemory fills the daily budget (9,500 units in 24h) with
 // different mixes of reservations and reports the Redis memory its keys take.
 // The log holds one member per reservation, so memory follows the number of

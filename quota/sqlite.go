@@ -163,14 +163,28 @@ func (l *SQLite) reserve(ctx context.Context, cred string, rv reservation) (deci
 }
 
 // retention is how long the ledger keeps an entry after it has left its
-// window. Counting only ever sums the window, so keeping entries costs no
-// time; it means a host clock that jumps forward, by up to this much past the
+// window. Counting reads only the window, so keeping entries costs no time;
+// it means a host clock that jumps forward, by up to this much past the
 // window, and back again, loses nothing: the entries count again once the
 // clock is right.
 const retention = 7 * 24 * time.Hour
 
+// bucketsPerWindow is how finely quota_buckets cuts a limit's window
+// (migrations/0012_quota_buckets.sql, whose triggers use the same number).
+// A window's usage reads its whole buckets and the entries of the one it
+// cuts: about 128 + n/128 rows for n entries, against n for a plain sum.
+const bucketsPerWindow = 128
+
 // usedIn returns the units in c's window at now, and deletes entries that
 // left it more than retention ago.
+//
+// The sum is exact, and as safe against clock jumps as summing the entries:
+// quota_buckets holds, per limit, the entries' costs grouped by their own
+// grant time (at / width), kept equal to quota_log by triggers on every
+// insert and delete; nothing in it depends on the clock. The window
+// (now - window, ∞) is the buckets that start after its beginning, plus the
+// entries of the bucket its beginning cuts, read from quota_log. checkDefs
+// has made c.window the stored window, whose width the triggers use.
 func usedIn(ctx context.Context, tx *sql.Tx, cred string, c charge, now int64) (int64, error) {
 	res, err := tx.ExecContext(ctx, `DELETE FROM quota_log WHERE credential = ? AND limit_name = ? AND at <= ?`,
 		cred, c.name, now-micros(c.window+retention))
@@ -184,10 +198,23 @@ func usedIn(ctx context.Context, tx *sql.Tx, cred string, c charge, now int64) (
 			return 0, err
 		}
 	}
+	cutoff := now - micros(c.window) // an entry counts while at > cutoff
+	width := bucketWidth(c.window)
+	first := int64(0) // the first bucket wholly inside the window
+	if cutoff >= 0 {
+		first = cutoff/width + 1
+	}
 	var used int64
-	err = tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(cost), 0) FROM quota_log
-		WHERE credential = ? AND limit_name = ? AND at > ?`, cred, c.name, now-micros(c.window)).Scan(&used)
+	err = tx.QueryRowContext(ctx, `SELECT
+		COALESCE((SELECT SUM(used) FROM quota_buckets WHERE credential = ?1 AND limit_name = ?2 AND bucket >= ?3), 0) +
+		COALESCE((SELECT SUM(cost) FROM quota_log WHERE credential = ?1 AND limit_name = ?2 AND at > ?4 AND at < ?5), 0)`,
+		cred, c.name, first, cutoff, first*width).Scan(&used)
 	return used, err
+}
+
+// bucketWidth is quota_buckets' width in microseconds for a window.
+func bucketWidth(window time.Duration) int64 {
+	return max(1, micros(window)/bucketsPerWindow)
 }
 
 // addEntries keeps quota_epoch.entries equal to cred's quota_log rows.
