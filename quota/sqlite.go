@@ -18,6 +18,7 @@ import (
 type SQLite struct {
 	db    *sql.DB
 	clock func() time.Time
+	stmts *stmtCache
 }
 
 // SQLiteOption changes a SQLite backend.
@@ -34,7 +35,7 @@ func WithClock(now func() time.Time) SQLiteOption { return func(l *SQLite) { l.c
 // shared with page writes, which store.Open's writer pool does. Keep them
 // short.
 func NewSQLite(db *sql.DB, opts ...SQLiteOption) *SQLite {
-	l := &SQLite{db: db, clock: time.Now}
+	l := &SQLite{db: db, clock: time.Now, stmts: &stmtCache{stmts: map[string]*sql.Stmt{}}}
 	for _, opt := range opts {
 		opt(l)
 	}
@@ -43,14 +44,21 @@ func NewSQLite(db *sql.DB, opts ...SQLiteOption) *SQLite {
 
 func (l *SQLite) kind() string { return "ledger" }
 
-// tx runs fn in one IMMEDIATE transaction with the clock read inside it.
-func (l *SQLite) tx(ctx context.Context, fn func(tx *sql.Tx, now int64) error) error {
+// tx runs fn in one IMMEDIATE transaction with the clock read inside it,
+// then prepares the statements it ran for the next time.
+func (l *SQLite) tx(ctx context.Context, fn func(tx ledgerTx, now int64) error) error {
+	err := l.run(ctx, fn)
+	l.stmts.prepare(ctx, l.db)
+	return err
+}
+
+func (l *SQLite) run(ctx context.Context, fn func(tx ledgerTx, now int64) error) error {
 	tx, err := l.db.BeginTx(ctx, nil)
 	if err != nil {
 		return ledgerError(fmt.Errorf("ledger: begin: %w", err))
 	}
 	defer tx.Rollback()
-	if err := fn(tx, l.clock().UnixMicro()); err != nil {
+	if err := fn(ledgerTx{tx, l.stmts}, l.clock().UnixMicro()); err != nil {
 		return ledgerError(fmt.Errorf("ledger: %w", err))
 	}
 	if err := tx.Commit(); err != nil {
@@ -61,7 +69,7 @@ func (l *SQLite) tx(ctx context.Context, fn func(tx *sql.Tx, now int64) error) e
 
 func (l *SQLite) reserve(ctx context.Context, cred string, rv reservation) (decision, error) {
 	var d decision
-	err := l.tx(ctx, func(tx *sql.Tx, now int64) error {
+	err := l.tx(ctx, func(tx ledgerTx, now int64) error {
 		d = decision{at: time.UnixMicro(now), refusedBy: -1, used: make([]int64, len(rv.charges))}
 		if rv.fence != nil {
 			if cur, err := leaseValue(ctx, tx, cred, now); err != nil {
@@ -185,7 +193,7 @@ const bucketsPerWindow = 128
 // (now - window, ∞) is the buckets that start after its beginning, plus the
 // entries of the bucket its beginning cuts, read from quota_log. checkDefs
 // has made c.window the stored window, whose width the triggers use.
-func usedIn(ctx context.Context, tx *sql.Tx, cred string, c charge, now int64) (int64, error) {
+func usedIn(ctx context.Context, tx ledgerTx, cred string, c charge, now int64) (int64, error) {
 	res, err := tx.ExecContext(ctx, `DELETE FROM quota_log WHERE credential = ? AND limit_name = ? AND at <= ?`,
 		cred, c.name, now-micros(c.window+retention))
 	if err != nil {
@@ -218,7 +226,7 @@ func bucketWidth(window time.Duration) int64 {
 }
 
 // addEntries keeps quota_epoch.entries equal to cred's quota_log rows.
-func addEntries(ctx context.Context, tx *sql.Tx, cred string, n int) error {
+func addEntries(ctx context.Context, tx ledgerTx, cred string, n int) error {
 	if n == 0 {
 		return nil
 	}
@@ -229,7 +237,7 @@ func addEntries(ctx context.Context, tx *sql.Tx, cred string, n int) error {
 // waitFor walks c's entries in the window oldest first until enough units
 // have left for c.cost to fit, and returns how long until the entry that
 // frees them leaves.
-func waitFor(ctx context.Context, tx *sql.Tx, cred string, c charge, used, now int64) (time.Duration, error) {
+func waitFor(ctx context.Context, tx ledgerTx, cred string, c charge, used, now int64) (time.Duration, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT cost, at FROM quota_log
 		WHERE credential = ? AND limit_name = ? AND at > ? ORDER BY at`, cred, c.name, now-micros(c.window))
 	if err != nil {
@@ -250,7 +258,7 @@ func waitFor(ctx context.Context, tx *sql.Tx, cred string, c charge, used, now i
 }
 
 // markUntil is the end of the later of the credential's mark and call's.
-func markUntil(ctx context.Context, tx *sql.Tx, cred, call string) (int64, error) {
+func markUntil(ctx context.Context, tx ledgerTx, cred, call string) (int64, error) {
 	var until int64
 	err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(until), 0) FROM quota_marks
 		WHERE credential = ? AND call IN ('', ?)`, cred, call).Scan(&until)
@@ -261,7 +269,7 @@ func markUntil(ctx context.Context, tx *sql.Tx, cred, call string) (int64, error
 // differs from the stored one while that limit still holds entries in
 // either window (once it holds none, the new definition replaces it).
 // Another capacity is a configuration change, stored at once.
-func checkDefs(ctx context.Context, tx *sql.Tx, cred string, limits []charge, now int64) error {
+func checkDefs(ctx context.Context, tx ledgerTx, cred string, limits []charge, now int64) error {
 	for _, c := range limits {
 		var units, window int64
 		err := tx.QueryRowContext(ctx, `SELECT units, window_us FROM quota_limits WHERE credential = ? AND limit_name = ?`,
@@ -296,7 +304,7 @@ func checkDefs(ctx context.Context, tx *sql.Tx, cred string, limits []charge, no
 
 func (l *SQLite) release(ctx context.Context, cred, id string, limits []charge) (bool, error) {
 	var found bool
-	err := l.tx(ctx, func(tx *sql.Tx, now int64) error {
+	err := l.tx(ctx, func(tx ledgerTx, now int64) error {
 		if err := checkDefs(ctx, tx, cred, limits, now); err != nil {
 			return err
 		}
@@ -318,7 +326,7 @@ func (l *SQLite) mark(ctx context.Context, cred string, calls []string, until ti
 	if len(calls) == 0 {
 		calls = []string{""} // the whole credential
 	}
-	return l.tx(ctx, func(tx *sql.Tx, now int64) error {
+	return l.tx(ctx, func(tx ledgerTx, now int64) error {
 		u := until.UnixMicro()
 		if u <= now {
 			return markInPast(until, time.UnixMicro(now))
@@ -338,7 +346,7 @@ func (l *SQLite) mark(ctx context.Context, cred string, calls []string, until ti
 
 func (l *SQLite) status(ctx context.Context, cred string, calls []string, limits []charge) (snapshot, error) {
 	var s snapshot
-	err := l.tx(ctx, func(tx *sql.Tx, now int64) error {
+	err := l.tx(ctx, func(tx ledgerTx, now int64) error {
 		s = snapshot{at: time.UnixMicro(now)}
 		if err := checkDefs(ctx, tx, cred, limits, now); err != nil {
 			return err

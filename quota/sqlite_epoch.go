@@ -22,7 +22,7 @@ type ledgerEpoch struct {
 // check Redis cannot need: an epoch that says the log holds entries when it
 // holds none means the log was emptied behind the ledger's back. That is a
 // loss too, never an empty day.
-func epochCheck(ctx context.Context, tx *sql.Tx, cred, expected string, grace time.Duration, now int64) (ledgerEpoch, bool, error) {
+func epochCheck(ctx context.Context, tx ledgerTx, cred, expected string, grace time.Duration, now int64) (ledgerEpoch, bool, error) {
 	var e ledgerEpoch
 	err := tx.QueryRowContext(ctx, `SELECT id, created, grace_until, rebuilt, restored, entries FROM quota_epoch
 		WHERE credential = ?`, cred).Scan(&e.id, &e.created, &e.graceUntil, &e.rebuilt, &e.restored, &e.entries)
@@ -79,7 +79,7 @@ func epochCheck(ctx context.Context, tx *sql.Tx, cred, expected string, grace ti
 
 func (l *SQLite) sync(ctx context.Context, cred string, sr syncRequest) (syncResult, error) {
 	var r syncResult
-	err := l.tx(ctx, func(tx *sql.Tx, now int64) error {
+	err := l.tx(ctx, func(tx ledgerTx, now int64) error {
 		r = syncResult{at: time.UnixMicro(now)}
 		if err := checkDefs(ctx, tx, cred, sr.limits, now); err != nil {
 			return err
