@@ -30,7 +30,8 @@ func WithClock(now func() time.Time) SQLiteOption { return func(l *SQLite) { l.c
 
 // NewSQLite returns the embedded ledger over db: the archive's writer pool,
 // store.DB.Writer(). The embedded ledger lives in the archive: its tables are
-// the archive's migrations (0002_quota.sql, 0003_quota_books.sql), and its
+// the archive's migrations (0002_quota.sql, 0003_quota_books.sql,
+// 0012_quota_window.sql), and its
 // transactions must begin IMMEDIATE on the archive's one writer connection,
 // shared with page writes, which store.Open's writer pool does. Keep them
 // short.
@@ -171,28 +172,24 @@ func (l *SQLite) reserve(ctx context.Context, cred string, rv reservation) (deci
 }
 
 // retention is how long the ledger keeps an entry after it has left its
-// window. Counting reads only the window, so keeping entries costs no time;
-// it means a host clock that jumps forward, by up to this much past the
-// window, and back again, loses nothing: the entries count again once the
-// clock is right.
+// window. Counting reads only what moved in or out of the window, so keeping
+// entries costs no time; it means a host clock that jumps forward, by up to
+// this much past the window, and back again, loses nothing: the entries
+// count again once the clock is right.
 const retention = 7 * 24 * time.Hour
-
-// bucketsPerWindow is how finely quota_buckets cuts a limit's window
-// (migrations/0012_quota_buckets.sql, whose triggers use the same number).
-// A window's usage reads its whole buckets and the entries of the one it
-// cuts: about 128 + n/128 rows for n entries, against n for a plain sum.
-const bucketsPerWindow = 128
 
 // usedIn returns the units in c's window at now, and deletes entries that
 // left it more than retention ago.
 //
-// The sum is exact, and as safe against clock jumps as summing the entries:
-// quota_buckets holds, per limit, the entries' costs grouped by their own
-// grant time (at / width), kept equal to quota_log by triggers on every
-// insert and delete; nothing in it depends on the clock. The window
-// (now - window, ∞) is the buckets that start after its beginning, plus the
-// entries of the bucket its beginning cuts, read from quota_log. checkDefs
-// has made c.window the stored window, whose width the triggers use.
+// quota_window (migrations/0012_quota_window.sql) keeps, per limit, the sum
+// of the entries granted after a cutoff, equal to the log through triggers
+// on every write. usedIn moves the cutoff to this window's start, now -
+// window, adding or taking away only the entries between the old cutoff and
+// the new: exact, and one or two entries a call at a steady rate instead of
+// the whole window. The cutoff is the previous call's clock, so a clock that
+// jumped forward or back is seen here, and costs exactly the entries the
+// jump crossed: none is ever dropped from the sum for good, so the window
+// is as safe against clock jumps as summing every entry.
 func usedIn(ctx context.Context, tx ledgerTx, cred string, c charge, now int64) (int64, error) {
 	res, err := tx.ExecContext(ctx, `DELETE FROM quota_log WHERE credential = ? AND limit_name = ? AND at <= ?`,
 		cred, c.name, now-micros(c.window+retention))
@@ -207,22 +204,21 @@ func usedIn(ctx context.Context, tx ledgerTx, cred string, c charge, now int64) 
 		}
 	}
 	cutoff := now - micros(c.window) // an entry counts while at > cutoff
-	width := bucketWidth(c.window)
-	first := int64(0) // the first bucket wholly inside the window
-	if cutoff >= 0 {
-		first = cutoff/width + 1
-	}
 	var used int64
-	err = tx.QueryRowContext(ctx, `SELECT
-		COALESCE((SELECT SUM(used) FROM quota_buckets WHERE credential = ?1 AND limit_name = ?2 AND bucket >= ?3), 0) +
-		COALESCE((SELECT SUM(cost) FROM quota_log WHERE credential = ?1 AND limit_name = ?2 AND at > ?4 AND at < ?5), 0)`,
-		cred, c.name, first, cutoff, first*width).Scan(&used)
+	err = tx.QueryRowContext(ctx, `UPDATE quota_window SET
+		used = used
+			- COALESCE((SELECT SUM(cost) FROM quota_log WHERE credential = ?1 AND limit_name = ?2
+				AND at > quota_window.cutoff AND at <= ?3), 0)
+			+ COALESCE((SELECT SUM(cost) FROM quota_log WHERE credential = ?1 AND limit_name = ?2
+				AND at > ?3 AND at <= quota_window.cutoff), 0),
+		cutoff = ?3
+		WHERE credential = ?1 AND limit_name = ?2 RETURNING used`, cred, c.name, cutoff).Scan(&used)
+	if errors.Is(err, sql.ErrNoRows) { // the limit's first call: sum it once
+		err = tx.QueryRowContext(ctx, `INSERT INTO quota_window(credential, limit_name, cutoff, used)
+			SELECT ?1, ?2, ?3, COALESCE(SUM(cost), 0) FROM quota_log WHERE credential = ?1 AND limit_name = ?2 AND at > ?3
+			RETURNING used`, cred, c.name, cutoff).Scan(&used)
+	}
 	return used, err
-}
-
-// bucketWidth is quota_buckets' width in microseconds for a window.
-func bucketWidth(window time.Duration) int64 {
-	return max(1, micros(window)/bucketsPerWindow)
 }
 
 // addEntries keeps quota_epoch.entries equal to cred's quota_log rows.

@@ -226,14 +226,15 @@ func TestLedgerReleaseEveryCost(t *testing.T) {
 	}
 }
 
-// TestLedgerBucketsMatchTheLog is the embedded ledger's counting against its
+// TestLedgerWindowMatchesTheLog is the embedded ledger's counting against its
 // own log, on a real archive: random reservations (two limits, one that only
 // some calls count), releases, rows written behind the ledger's back, small
 // steps and clock jumps forward past the window, past the retention, and
-// back. After every step the buckets must equal the log grouped by time, and
-// every reported usage the exact sum of the log's window; no grant may go
-// past a limit, and no refusal may come while the reservation fit.
-func TestLedgerBucketsMatchTheLog(t *testing.T) {
+// back. After every step each window total must equal the log's sum past its
+// cutoff, and every reported usage the exact sum of the log's window; no
+// grant may go past a limit, and no refusal may come while the reservation
+// fit.
+func TestLedgerWindowMatchesTheLog(t *testing.T) {
 	t.Parallel()
 	for seed := range uint64(6) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
@@ -283,8 +284,7 @@ func TestLedgerBucketsMatchTheLog(t *testing.T) {
 				case op < 78:
 					clock.Advance(time.Duration(rng.Int64N(int64(5 * time.Minute))))
 				case op < 85:
-					// Onto bucket boundaries: 4.6875s is both limits' width,
-					// or a third of it, so entries and window starts meet them.
+					// On a grid, so that entries and window starts meet.
 					clock.Advance(time.Duration(rng.Int64N(40)) * 4687500 * time.Microsecond)
 				case op < 92:
 					clock.Advance(-time.Duration(rng.Int64N(int64(3 * time.Hour)))) // back, even before earlier grants
@@ -293,8 +293,8 @@ func TestLedgerBucketsMatchTheLog(t *testing.T) {
 				default:
 					clock.Advance(8 * 24 * time.Hour) // past the retention: the old entries go for good
 				}
-				checkBuckets(t, db.Writer(), step)
 				st := status(t, l)
+				checkWindowTotals(t, db.Writer(), step)
 				for i, ls := range st.Limits {
 					if want := windowSum(t, db.Writer(), cfg.Limits[i], st.At); ls.Used != want {
 						t.Fatalf("step %d: status says %s holds %d, the log %d", step, ls.Name, ls.Used, want)
@@ -339,16 +339,16 @@ func checkUsage(tb testing.TB, db *sql.DB, cfg quota.Config, res quota.Result, s
 	}
 }
 
-// checkBuckets: quota_buckets is exactly quota_log grouped by bucket.
-func checkBuckets(tb testing.TB, db *sql.DB, step int) {
+// checkWindowTotals: every quota_window row is exactly its log's sum past its
+// cutoff.
+func checkWindowTotals(tb testing.TB, db *sql.DB, step int) {
 	tb.Helper()
-	got := dumpQuery(tb, db, `SELECT limit_name, bucket, used, entries FROM quota_buckets
-		WHERE credential = 'prop' ORDER BY 1, 2`)
-	want := dumpQuery(tb, db, `SELECT l.limit_name, l.at / max(1, d.window_us / 128) AS b, SUM(l.cost), COUNT(*)
-		FROM quota_log l JOIN quota_limits d ON d.credential = l.credential AND d.limit_name = l.limit_name
-		WHERE l.credential = 'prop' GROUP BY 1, 2 ORDER BY 1, 2`)
-	if !slices.Equal(got, want) {
-		tb.Fatalf("step %d: the buckets drifted from the log:\n buckets %v\n log     %v", step, got, want)
+	got := dumpQuery(tb, db, `SELECT limit_name, cutoff, used, 0 FROM quota_window WHERE credential = 'prop' ORDER BY 1`)
+	want := dumpQuery(tb, db, `SELECT w.limit_name, w.cutoff, COALESCE(SUM(l.cost), 0), 0 FROM quota_window w
+		LEFT JOIN quota_log l ON l.credential = w.credential AND l.limit_name = w.limit_name AND l.at > w.cutoff
+		WHERE w.credential = 'prop' GROUP BY 1, 2 ORDER BY 1`)
+	if len(got) != 2 || !slices.Equal(got, want) {
+		tb.Fatalf("step %d: the window totals drifted from the log:\n totals %v\n log    %v", step, got, want)
 	}
 }
 
@@ -374,16 +374,13 @@ func dumpQuery(tb testing.TB, db *sql.DB, query string) []string {
 	return out
 }
 
-// TestLedgerBucketEdges: entries on a bucket's first and last microsecond
-// count exactly while the window's start crosses them (a 1h window has
-// 28.125s buckets).
-func TestLedgerBucketEdges(t *testing.T) {
+// TestLedgerWindowEdges: an entry counts until the microsecond its window
+// has passed it, and the window's start moves over entries on neighbouring
+// microseconds one by one.
+func TestLedgerWindowEdges(t *testing.T) {
 	t.Parallel()
-	const width = 28125 * time.Millisecond
-	t0 := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC) // a bucket's start
-	if t0.UnixMicro()%width.Microseconds() != 0 {
-		t.Fatalf("t0 is not on a bucket boundary")
-	}
+	const width = 28125 * time.Millisecond // the third entry is this much after the first
+	t0 := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	l, clock, _ := ledgerLimiter(t, oneLimit("main", 100, time.Hour, smallCosts), t0)
 	mustGrant(t, l, "one")
 	clock.Set(t0.Add(time.Microsecond))
@@ -394,7 +391,7 @@ func TestLedgerBucketEdges(t *testing.T) {
 		at   time.Duration // after t0
 		want int64
 	}{
-		{time.Hour - width, 9},                      // the window starts a bucket before
+		{time.Hour - width, 9},                      // the window starts before them all
 		{time.Hour - time.Microsecond, 9},           // ... and one µs before t0
 		{time.Hour, 8},                              // at t0: the first entry has left
 		{time.Hour + time.Microsecond, 7},           // the second too

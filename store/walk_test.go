@@ -155,9 +155,8 @@ func TestVideoBlocksBoundEveryVideo(t *testing.T) {
 	// 0011's and 0012's tables go too).
 	if _, err := db.Writer().Exec(`DROP TRIGGER video_blocks_insert; DROP TRIGGER video_blocks_update; DROP TABLE video_blocks;
 		DELETE FROM index_upgrades WHERE name = 'glued_words'; DROP TABLE quota_mirror; DROP TABLE data_repairs;
-		DROP TRIGGER quota_log_bucket_insert; DROP TRIGGER quota_log_bucket_delete; DROP TRIGGER quota_log_bucket_update;
-		DROP TRIGGER quota_limits_bucket_insert; DROP TRIGGER quota_limits_bucket_window; DROP TRIGGER quota_limits_bucket_delete;
-		DROP TABLE quota_buckets;
+		DROP TRIGGER quota_log_window_insert; DROP TRIGGER quota_log_window_delete; DROP TRIGGER quota_log_window_update;
+		DROP TABLE quota_window;
 		DELETE FROM schema_migrations WHERE version >= 8`); err != nil {
 		t.Fatal(err)
 	}
