@@ -16,9 +16,10 @@ import (
 // that reads the host clock once, after it holds the write lock, so every
 // process on the host sees one serial order of reservations.
 type SQLite struct {
-	db    *sql.DB
-	clock func() time.Time
-	stmts *stmtCache
+	db     *sql.DB
+	clock  func() time.Time
+	stmts  *stmtCache
+	pruned *pruneTimes
 }
 
 // SQLiteOption changes a SQLite backend.
@@ -36,7 +37,8 @@ func WithClock(now func() time.Time) SQLiteOption { return func(l *SQLite) { l.c
 // shared with page writes, which store.Open's writer pool does. Keep them
 // short.
 func NewSQLite(db *sql.DB, opts ...SQLiteOption) *SQLite {
-	l := &SQLite{db: db, clock: time.Now, stmts: &stmtCache{stmts: map[string]*sql.Stmt{}}}
+	l := &SQLite{db: db, clock: time.Now, stmts: &stmtCache{stmts: map[string]*sql.Stmt{}},
+		pruned: &pruneTimes{at: map[string]int64{}}}
 	for _, opt := range opts {
 		opt(l)
 	}
@@ -59,7 +61,7 @@ func (l *SQLite) run(ctx context.Context, fn func(tx ledgerTx, now int64) error)
 		return ledgerError(fmt.Errorf("ledger: begin: %w", err))
 	}
 	defer tx.Rollback()
-	if err := fn(ledgerTx{tx, l.stmts}, l.clock().UnixMicro()); err != nil {
+	if err := fn(ledgerTx{tx, l.stmts, l.pruned}, l.clock().UnixMicro()); err != nil {
 		return ledgerError(fmt.Errorf("ledger: %w", err))
 	}
 	if err := tx.Commit(); err != nil {
@@ -191,21 +193,12 @@ const retention = 7 * 24 * time.Hour
 // jump crossed: none is ever dropped from the sum for good, so the window
 // is as safe against clock jumps as summing every entry.
 func usedIn(ctx context.Context, tx ledgerTx, cred string, c charge, now int64) (int64, error) {
-	res, err := tx.ExecContext(ctx, `DELETE FROM quota_log WHERE credential = ? AND limit_name = ? AND at <= ?`,
-		cred, c.name, now-micros(c.window+retention))
-	if err != nil {
+	if err := prune(ctx, tx, cred, c, now); err != nil {
 		return 0, err
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return 0, err
-	} else if n > 0 {
-		if err := addEntries(ctx, tx, cred, -int(n)); err != nil {
-			return 0, err
-		}
 	}
 	cutoff := now - micros(c.window) // an entry counts while at > cutoff
 	var used int64
-	err = tx.QueryRowContext(ctx, `UPDATE quota_window SET
+	err := tx.QueryRowContext(ctx, `UPDATE quota_window SET
 		used = used
 			- COALESCE((SELECT SUM(cost) FROM quota_log WHERE credential = ?1 AND limit_name = ?2
 				AND at > quota_window.cutoff AND at <= ?3), 0)
@@ -219,6 +212,36 @@ func usedIn(ctx context.Context, tx ledgerTx, cred string, c charge, now int64) 
 			RETURNING used`, cred, c.name, cutoff).Scan(&used)
 	}
 	return used, err
+}
+
+// prune deletes c's entries that left its window more than retention ago,
+// at most once a minute per limit and process: what it deletes no longer
+// counts anywhere, so when it runs is only a matter of space, and a
+// statement less per call is an eighth of a reservation.
+func prune(ctx context.Context, tx ledgerTx, cred string, c charge, now int64) error {
+	key := cred + "\x00" + c.name
+	tx.pruned.Lock()
+	last, seen := tx.pruned.at[key]
+	tx.pruned.Unlock()
+	if seen && now >= last && now-last < micros(time.Minute) {
+		return nil
+	}
+	res, err := tx.ExecContext(ctx, `DELETE FROM quota_log WHERE credential = ? AND limit_name = ? AND at <= ?`,
+		cred, c.name, now-micros(c.window+retention))
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n > 0 {
+		if err := addEntries(ctx, tx, cred, -int(n)); err != nil {
+			return err
+		}
+	}
+	tx.pruned.Lock()
+	tx.pruned.at[key] = now
+	tx.pruned.Unlock()
+	return nil
 }
 
 // addEntries keeps quota_epoch.entries equal to cred's quota_log rows.

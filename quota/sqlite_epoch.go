@@ -24,8 +24,10 @@ type ledgerEpoch struct {
 // loss too, never an empty day.
 func epochCheck(ctx context.Context, tx ledgerTx, cred, expected string, grace time.Duration, now int64) (ledgerEpoch, bool, error) {
 	var e ledgerEpoch
-	err := tx.QueryRowContext(ctx, `SELECT id, created, grace_until, rebuilt, restored, entries FROM quota_epoch
-		WHERE credential = ?`, cred).Scan(&e.id, &e.created, &e.graceUntil, &e.rebuilt, &e.restored, &e.entries)
+	var any int // whether the log holds an entry: read in the same statement, one fewer per call
+	err := tx.QueryRowContext(ctx, `SELECT id, created, grace_until, rebuilt, restored, entries,
+		EXISTS (SELECT 1 FROM quota_log WHERE credential = ?1) FROM quota_epoch
+		WHERE credential = ?1`, cred).Scan(&e.id, &e.created, &e.graceUntil, &e.rebuilt, &e.restored, &e.entries, &any)
 	lost := false
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
@@ -42,15 +44,9 @@ func epochCheck(ctx context.Context, tx ledgerTx, cred, expected string, grace t
 		}
 	case err != nil:
 		return e, false, err
-	case e.entries > 0:
-		var any int
-		if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM quota_log WHERE credential = ?)`, cred).Scan(&any); err != nil {
-			return e, false, err
-		}
-		if any == 0 {
-			lost = true
-			err = sql.ErrNoRows // start a new epoch below
-		}
+	case e.entries > 0 && any == 0:
+		lost = true
+		err = sql.ErrNoRows // start a new epoch below
 	}
 	if errors.Is(err, sql.ErrNoRows) {
 		e = ledgerEpoch{id: newEpoch(), created: now}

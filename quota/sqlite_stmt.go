@@ -12,7 +12,15 @@ import (
 // statements anew each time was a third of its cost (issue 21's profile).
 type ledgerTx struct {
 	*sql.Tx
-	stmts *stmtCache
+	stmts  *stmtCache
+	pruned *pruneTimes
+}
+
+// pruneTimes is when this process last pruned each limit (see prune), by
+// credential and limit name.
+type pruneTimes struct {
+	sync.Mutex
+	at map[string]int64
 }
 
 func (tx ledgerTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
