@@ -104,8 +104,9 @@ func Open(ctx context.Context, cfg Config, o Options) (*Budget, error) {
 		ledger := o.Archive
 		if ledger == nil {
 			// The embedded ledger's status transaction may store the
-			// limits' definitions on first use: a read-only archive
-			// cannot, so the ledger gets a handle of its own that can.
+			// limits' definitions on first use, and moves their window
+			// totals: a read-only archive cannot, so the ledger gets a
+			// handle of its own that can.
 			db, err := store.Open(ctx, cfg.Archive)
 			if err != nil {
 				return nil, &ArchiveError{Err: err}

@@ -101,10 +101,12 @@
 // ytrend:{<credential>}: so it runs on Redis Cluster. Logs, totals and the
 // epoch never expire (an idle log keeps its certificate), so volatile-*
 // eviction never takes them; only marks and the lease have a TTL. NewSQLite keeps it in the archive's SQLite file
-// (migrations/0002_quota.sql, 0003_quota_books.sql): the embedded ledger
-// lives in the archive, safe for every process on one host. It counts a
-// window by summing it and keeps entries a week past their window, so a
-// host clock that jumps forward and back loses nothing; an emptied log or a
+// (migrations/0002_quota.sql, 0003_quota_books.sql, 0012_quota_window.sql):
+// the embedded ledger lives in the archive, safe for every process on one
+// host. It keeps entries a week past their window, and counts a window from
+// a total that triggers keep equal to the log's sum after a cutoff, moved
+// to each call's window start over only the entries in between: a host
+// clock that jumps forward and back loses nothing; an emptied log or a
 // missing epoch row is a loss, a dropped table ErrLedgerDamaged, never an
 // empty day.
 package quota

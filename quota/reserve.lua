@@ -54,9 +54,8 @@ end
 local limits, used, stale = {}, {}, {}
 for i = 1, n do
   local a = 4 * i + 4
-  local l = limit(KEYS[2 * i + 4], KEYS[2 * i + 5], ARGV[a], ARGV[a + 1], ARGV[a + 2])
-  l.cost = tonumber(ARGV[a + 3])
-  l.member = id .. '|' .. ARGV[a + 3]
+  local l = limit(KEYS[2 * i + 4], KEYS[2 * i + 5], ARGV[a], ARGV[a + 1], ARGV[a + 2], tonumber(ARGV[a + 3]),
+    id .. '|' .. ARGV[a + 3])
   check_def(i, l, state[i + 4])
   limits[i] = l
 end

@@ -16,8 +16,10 @@ import (
 // that reads the host clock once, after it holds the write lock, so every
 // process on the host sees one serial order of reservations.
 type SQLite struct {
-	db    *sql.DB
-	clock func() time.Time
+	db     *sql.DB
+	clock  func() time.Time
+	stmts  *stmtCache
+	pruned *pruneTimes
 }
 
 // SQLiteOption changes a SQLite backend.
@@ -29,12 +31,14 @@ func WithClock(now func() time.Time) SQLiteOption { return func(l *SQLite) { l.c
 
 // NewSQLite returns the embedded ledger over db: the archive's writer pool,
 // store.DB.Writer(). The embedded ledger lives in the archive: its tables are
-// the archive's migrations (0002_quota.sql, 0003_quota_books.sql), and its
+// the archive's migrations (0002_quota.sql, 0003_quota_books.sql,
+// 0012_quota_window.sql), and its
 // transactions must begin IMMEDIATE on the archive's one writer connection,
 // shared with page writes, which store.Open's writer pool does. Keep them
 // short.
 func NewSQLite(db *sql.DB, opts ...SQLiteOption) *SQLite {
-	l := &SQLite{db: db, clock: time.Now}
+	l := &SQLite{db: db, clock: time.Now, stmts: &stmtCache{stmts: map[string]*sql.Stmt{}},
+		pruned: &pruneTimes{at: map[string]int64{}}}
 	for _, opt := range opts {
 		opt(l)
 	}
@@ -43,14 +47,21 @@ func NewSQLite(db *sql.DB, opts ...SQLiteOption) *SQLite {
 
 func (l *SQLite) kind() string { return "ledger" }
 
-// tx runs fn in one IMMEDIATE transaction with the clock read inside it.
-func (l *SQLite) tx(ctx context.Context, fn func(tx *sql.Tx, now int64) error) error {
+// tx runs fn in one IMMEDIATE transaction with the clock read inside it,
+// then prepares the statements it ran for the next time.
+func (l *SQLite) tx(ctx context.Context, fn func(tx ledgerTx, now int64) error) error {
+	err := l.run(ctx, fn)
+	l.stmts.prepare(ctx, l.db)
+	return err
+}
+
+func (l *SQLite) run(ctx context.Context, fn func(tx ledgerTx, now int64) error) error {
 	tx, err := l.db.BeginTx(ctx, nil)
 	if err != nil {
 		return ledgerError(fmt.Errorf("ledger: begin: %w", err))
 	}
 	defer tx.Rollback()
-	if err := fn(tx, l.clock().UnixMicro()); err != nil {
+	if err := fn(ledgerTx{tx, l.stmts, l.pruned}, l.clock().UnixMicro()); err != nil {
 		return ledgerError(fmt.Errorf("ledger: %w", err))
 	}
 	if err := tx.Commit(); err != nil {
@@ -61,7 +72,7 @@ func (l *SQLite) tx(ctx context.Context, fn func(tx *sql.Tx, now int64) error) e
 
 func (l *SQLite) reserve(ctx context.Context, cred string, rv reservation) (decision, error) {
 	var d decision
-	err := l.tx(ctx, func(tx *sql.Tx, now int64) error {
+	err := l.tx(ctx, func(tx ledgerTx, now int64) error {
 		d = decision{at: time.UnixMicro(now), refusedBy: -1, used: make([]int64, len(rv.charges))}
 		if rv.fence != nil {
 			if cur, err := leaseValue(ctx, tx, cred, now); err != nil {
@@ -163,35 +174,78 @@ func (l *SQLite) reserve(ctx context.Context, cred string, rv reservation) (deci
 }
 
 // retention is how long the ledger keeps an entry after it has left its
-// window. Counting only ever sums the window, so keeping entries costs no
-// time; it means a host clock that jumps forward, by up to this much past the
-// window, and back again, loses nothing: the entries count again once the
-// clock is right.
+// window. Counting reads only what moved in or out of the window, so keeping
+// entries costs no time; it means a host clock that jumps forward, by up to
+// this much past the window, and back again, loses nothing: the entries
+// count again once the clock is right.
 const retention = 7 * 24 * time.Hour
 
 // usedIn returns the units in c's window at now, and deletes entries that
 // left it more than retention ago.
-func usedIn(ctx context.Context, tx *sql.Tx, cred string, c charge, now int64) (int64, error) {
-	res, err := tx.ExecContext(ctx, `DELETE FROM quota_log WHERE credential = ? AND limit_name = ? AND at <= ?`,
-		cred, c.name, now-micros(c.window+retention))
-	if err != nil {
+//
+// quota_window (migrations/0012_quota_window.sql) keeps, per limit, the sum
+// of the entries granted after a cutoff, equal to the log through triggers
+// on every write. usedIn moves the cutoff to this window's start, now -
+// window, adding or taking away only the entries between the old cutoff and
+// the new: exact, and one or two entries a call at a steady rate instead of
+// the whole window. The cutoff is the previous call's clock, so a clock that
+// jumped forward or back is seen here, and costs exactly the entries the
+// jump crossed: none is ever dropped from the sum for good, so the window
+// is as safe against clock jumps as summing every entry.
+func usedIn(ctx context.Context, tx ledgerTx, cred string, c charge, now int64) (int64, error) {
+	if err := prune(ctx, tx, cred, c, now); err != nil {
 		return 0, err
 	}
-	if n, err := res.RowsAffected(); err != nil {
-		return 0, err
-	} else if n > 0 {
-		if err := addEntries(ctx, tx, cred, -int(n)); err != nil {
-			return 0, err
-		}
-	}
+	cutoff := now - micros(c.window) // an entry counts while at > cutoff
 	var used int64
-	err = tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(cost), 0) FROM quota_log
-		WHERE credential = ? AND limit_name = ? AND at > ?`, cred, c.name, now-micros(c.window)).Scan(&used)
+	err := tx.QueryRowContext(ctx, `UPDATE quota_window SET
+		used = used
+			- COALESCE((SELECT SUM(cost) FROM quota_log WHERE credential = ?1 AND limit_name = ?2
+				AND at > quota_window.cutoff AND at <= ?3), 0)
+			+ COALESCE((SELECT SUM(cost) FROM quota_log WHERE credential = ?1 AND limit_name = ?2
+				AND at > ?3 AND at <= quota_window.cutoff), 0),
+		cutoff = ?3
+		WHERE credential = ?1 AND limit_name = ?2 RETURNING used`, cred, c.name, cutoff).Scan(&used)
+	if errors.Is(err, sql.ErrNoRows) { // the limit's first call: sum it once
+		err = tx.QueryRowContext(ctx, `INSERT INTO quota_window(credential, limit_name, cutoff, used)
+			SELECT ?1, ?2, ?3, COALESCE(SUM(cost), 0) FROM quota_log WHERE credential = ?1 AND limit_name = ?2 AND at > ?3
+			RETURNING used`, cred, c.name, cutoff).Scan(&used)
+	}
 	return used, err
 }
 
+// prune deletes c's entries that left its window more than retention ago,
+// at most once a minute per limit and process: what it deletes no longer
+// counts anywhere, so when it runs is only a matter of space, and a
+// statement less per call is an eighth of a reservation.
+func prune(ctx context.Context, tx ledgerTx, cred string, c charge, now int64) error {
+	key := cred + "\x00" + c.name
+	tx.pruned.Lock()
+	last, seen := tx.pruned.at[key]
+	tx.pruned.Unlock()
+	if seen && now >= last && now-last < micros(time.Minute) {
+		return nil
+	}
+	res, err := tx.ExecContext(ctx, `DELETE FROM quota_log WHERE credential = ? AND limit_name = ? AND at <= ?`,
+		cred, c.name, now-micros(c.window+retention))
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n > 0 {
+		if err := addEntries(ctx, tx, cred, -int(n)); err != nil {
+			return err
+		}
+	}
+	tx.pruned.Lock()
+	tx.pruned.at[key] = now
+	tx.pruned.Unlock()
+	return nil
+}
+
 // addEntries keeps quota_epoch.entries equal to cred's quota_log rows.
-func addEntries(ctx context.Context, tx *sql.Tx, cred string, n int) error {
+func addEntries(ctx context.Context, tx ledgerTx, cred string, n int) error {
 	if n == 0 {
 		return nil
 	}
@@ -202,7 +256,7 @@ func addEntries(ctx context.Context, tx *sql.Tx, cred string, n int) error {
 // waitFor walks c's entries in the window oldest first until enough units
 // have left for c.cost to fit, and returns how long until the entry that
 // frees them leaves.
-func waitFor(ctx context.Context, tx *sql.Tx, cred string, c charge, used, now int64) (time.Duration, error) {
+func waitFor(ctx context.Context, tx ledgerTx, cred string, c charge, used, now int64) (time.Duration, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT cost, at FROM quota_log
 		WHERE credential = ? AND limit_name = ? AND at > ? ORDER BY at`, cred, c.name, now-micros(c.window))
 	if err != nil {
@@ -223,7 +277,7 @@ func waitFor(ctx context.Context, tx *sql.Tx, cred string, c charge, used, now i
 }
 
 // markUntil is the end of the later of the credential's mark and call's.
-func markUntil(ctx context.Context, tx *sql.Tx, cred, call string) (int64, error) {
+func markUntil(ctx context.Context, tx ledgerTx, cred, call string) (int64, error) {
 	var until int64
 	err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(until), 0) FROM quota_marks
 		WHERE credential = ? AND call IN ('', ?)`, cred, call).Scan(&until)
@@ -234,7 +288,7 @@ func markUntil(ctx context.Context, tx *sql.Tx, cred, call string) (int64, error
 // differs from the stored one while that limit still holds entries in
 // either window (once it holds none, the new definition replaces it).
 // Another capacity is a configuration change, stored at once.
-func checkDefs(ctx context.Context, tx *sql.Tx, cred string, limits []charge, now int64) error {
+func checkDefs(ctx context.Context, tx ledgerTx, cred string, limits []charge, now int64) error {
 	for _, c := range limits {
 		var units, window int64
 		err := tx.QueryRowContext(ctx, `SELECT units, window_us FROM quota_limits WHERE credential = ? AND limit_name = ?`,
@@ -269,7 +323,7 @@ func checkDefs(ctx context.Context, tx *sql.Tx, cred string, limits []charge, no
 
 func (l *SQLite) release(ctx context.Context, cred, id string, limits []charge) (bool, error) {
 	var found bool
-	err := l.tx(ctx, func(tx *sql.Tx, now int64) error {
+	err := l.tx(ctx, func(tx ledgerTx, now int64) error {
 		if err := checkDefs(ctx, tx, cred, limits, now); err != nil {
 			return err
 		}
@@ -291,7 +345,7 @@ func (l *SQLite) mark(ctx context.Context, cred string, calls []string, until ti
 	if len(calls) == 0 {
 		calls = []string{""} // the whole credential
 	}
-	return l.tx(ctx, func(tx *sql.Tx, now int64) error {
+	return l.tx(ctx, func(tx ledgerTx, now int64) error {
 		u := until.UnixMicro()
 		if u <= now {
 			return markInPast(until, time.UnixMicro(now))
@@ -311,7 +365,7 @@ func (l *SQLite) mark(ctx context.Context, cred string, calls []string, until ti
 
 func (l *SQLite) status(ctx context.Context, cred string, calls []string, limits []charge) (snapshot, error) {
 	var s snapshot
-	err := l.tx(ctx, func(tx *sql.Tx, now int64) error {
+	err := l.tx(ctx, func(tx ledgerTx, now int64) error {
 		s = snapshot{at: time.UnixMicro(now)}
 		if err := checkDefs(ctx, tx, cred, limits, now); err != nil {
 			return err

@@ -22,10 +22,12 @@ type ledgerEpoch struct {
 // check Redis cannot need: an epoch that says the log holds entries when it
 // holds none means the log was emptied behind the ledger's back. That is a
 // loss too, never an empty day.
-func epochCheck(ctx context.Context, tx *sql.Tx, cred, expected string, grace time.Duration, now int64) (ledgerEpoch, bool, error) {
+func epochCheck(ctx context.Context, tx ledgerTx, cred, expected string, grace time.Duration, now int64) (ledgerEpoch, bool, error) {
 	var e ledgerEpoch
-	err := tx.QueryRowContext(ctx, `SELECT id, created, grace_until, rebuilt, restored, entries FROM quota_epoch
-		WHERE credential = ?`, cred).Scan(&e.id, &e.created, &e.graceUntil, &e.rebuilt, &e.restored, &e.entries)
+	var any int // whether the log holds an entry: read in the same statement, one fewer per call
+	err := tx.QueryRowContext(ctx, `SELECT id, created, grace_until, rebuilt, restored, entries,
+		EXISTS (SELECT 1 FROM quota_log WHERE credential = ?1) FROM quota_epoch
+		WHERE credential = ?1`, cred).Scan(&e.id, &e.created, &e.graceUntil, &e.rebuilt, &e.restored, &e.entries, &any)
 	lost := false
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
@@ -42,15 +44,9 @@ func epochCheck(ctx context.Context, tx *sql.Tx, cred, expected string, grace ti
 		}
 	case err != nil:
 		return e, false, err
-	case e.entries > 0:
-		var any int
-		if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM quota_log WHERE credential = ?)`, cred).Scan(&any); err != nil {
-			return e, false, err
-		}
-		if any == 0 {
-			lost = true
-			err = sql.ErrNoRows // start a new epoch below
-		}
+	case e.entries > 0 && any == 0:
+		lost = true
+		err = sql.ErrNoRows // start a new epoch below
 	}
 	if errors.Is(err, sql.ErrNoRows) {
 		e = ledgerEpoch{id: newEpoch(), created: now}
@@ -79,7 +75,7 @@ func epochCheck(ctx context.Context, tx *sql.Tx, cred, expected string, grace ti
 
 func (l *SQLite) sync(ctx context.Context, cred string, sr syncRequest) (syncResult, error) {
 	var r syncResult
-	err := l.tx(ctx, func(tx *sql.Tx, now int64) error {
+	err := l.tx(ctx, func(tx ledgerTx, now int64) error {
 		r = syncResult{at: time.UnixMicro(now)}
 		if err := checkDefs(ctx, tx, cred, sr.limits, now); err != nil {
 			return err

@@ -12,7 +12,7 @@ import (
 
 func (l *SQLite) lease(ctx context.Context, cred string, op leaseOp, holder string, ttl time.Duration, token int64) (leaseState, error) {
 	var st leaseState
-	err := l.tx(ctx, func(tx *sql.Tx, now int64) error {
+	err := l.tx(ctx, func(tx ledgerTx, now int64) error {
 		st = leaseState{at: time.UnixMicro(now)}
 		var cur struct {
 			holder       string
@@ -59,7 +59,7 @@ func (l *SQLite) lease(ctx context.Context, cred string, op leaseOp, holder stri
 }
 
 // leaseValue is the live lease as "<token> <holder>", "" when free.
-func leaseValue(ctx context.Context, tx *sql.Tx, cred string, now int64) (string, error) {
+func leaseValue(ctx context.Context, tx ledgerTx, cred string, now int64) (string, error) {
 	var holder string
 	var token int64
 	err := tx.QueryRowContext(ctx, `SELECT holder, token FROM quota_lease

@@ -44,9 +44,12 @@ local function member_cost(m)
   return tonumber(string.match(m, '|(%d+)$'))
 end
 
--- limit builds a limit's record from its keys and definition.
-local function limit(log, total, units, window, ttl)
-  return {log = log, total = total, units = tonumber(units), window = tonumber(window), window_s = window, ttl = ttl}
+-- limit builds a limit's record from its keys and definition, and for a
+-- reservation its cost and member. One constructor sizes the table once:
+-- growing it field by field cost more than the rest of the record.
+local function limit(log, total, units, window, ttl, cost, member)
+  return {log = log, total = total, units = tonumber(units), window = tonumber(window), window_s = window, ttl = ttl,
+    cost = cost, member = member}
 end
 
 -- check_def refuses a limit whose stored window differs from the caller's:
@@ -157,7 +160,11 @@ end
 -- what the keys say: a snapshot carries its epoch key and its certificates
 -- back in time with it.
 local function server_id()
-  return string.match(redis.call('INFO', 'server'), 'run_id:(%x+)') or 'unknown'
+  local info = redis.call('INFO', 'server')
+  -- A plain find, then a match anchored there: an unanchored pattern
+  -- tries every position of the section.
+  local at = string.find(info, 'run_id:', 1, true)
+  return at and string.match(info, '^%x+', at + 7) or 'unknown'
 end
 
 -- parse_epoch reads the epoch key's value (false if missing): id (nil when
