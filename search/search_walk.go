@@ -124,7 +124,7 @@ func (s searcher) rank(f candidateFilter, rs *rankState, rankID int64, st archiv
 		}
 	}
 	if n < walkProbe || s.q.Sort == SortViews && !viewsWalkWorth(n, s.q.Limit, nBlocks) {
-		return s.onePass(f, rankID)
+		return s.onePass(f, rankID, n)
 	}
 	if f.walkExpr != "" {
 		f.expr = f.walkExpr
@@ -132,10 +132,14 @@ func (s searcher) rank(f candidateFilter, rs *rankState, rankID int64, st archiv
 	return s.walk(f, rs, rankID, n, nBlocks)
 }
 
-// onePass ranks every match at once. In views order, where the MATCH
-// holds every filter, it ranks only the most viewed instead (viewsTop).
-func (s searcher) onePass(f candidateFilter, rankID int64) ([]candidate, error) {
-	if s.q.Sort == SortViews && !s.pq.raw && f.since == 0 && f.channels == "" && f.cats == "" {
+// onePass ranks every match (about n) at once. In views order, where the
+// MATCH holds every filter and the matches are many for the page, it ranks
+// only the most viewed instead (viewsTop): each of those is a query of its
+// own, which costs about as much as ranking pointCost matches in one pass.
+func (s searcher) onePass(f candidateFilter, rankID int64, n float64) ([]candidate, error) {
+	const pointCost = 50
+	if s.q.Sort == SortViews && !s.pq.raw && f.since == 0 && f.channels == "" && f.cats == "" &&
+		float64(2*s.q.Limit*pointCost) < n {
 		top, ok, err := s.viewsTop(f, rankID)
 		if err != nil || ok {
 			return top, err
