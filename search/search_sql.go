@@ -12,8 +12,6 @@ import (
 // searchStatements are one search's prepared statements.
 type searchStatements struct {
 	state, channels, docFreq, blocks, videos, regions *sql.Stmt
-	// viewsTop is the ?2 most viewed matches of ?1 with a visible count.
-	viewsTop *sql.Stmt
 	// candidates ranks the matches within a range of ids; byChannel is the
 	// same for a channel filter matching too many channels to be facets.
 	candidates, byChannel *sql.Stmt
@@ -30,7 +28,9 @@ const (
 	sqlBlocksByViews = `SELECT block, max_seen, min_rank, max_views FROM video_blocks
 		WHERE max_seen >= ?1 AND (max_views, block) < (?2, ?3) ORDER BY max_views DESC, block DESC LIMIT ?4`
 	// How many of the newest ?2 matches there are, and the oldest of them.
-	sqlDocFreq  = `SELECT count(*), min(id) FROM (SELECT -rowid AS id FROM video_fts WHERE video_fts MATCH ?1 ORDER BY rowid LIMIT ?2)`
+	sqlDocFreq = `SELECT count(*), min(id) FROM (SELECT -rowid AS id FROM video_fts WHERE video_fts MATCH ?1 ORDER BY rowid LIMIT ?2)`
+	// The ?2 most viewed matches of ?1 with a visible count (prepared when
+	// first used: most searches never need it).
 	sqlViewsTop = `SELECT -f.rowid, s.views FROM video_fts f JOIN video_stats s ON s.video = -f.rowid
 		WHERE f.video_fts MATCH ?1 AND s.views IS NOT NULL ORDER BY s.views DESC, f.rowid LIMIT ?2`
 	sqlHitVideos = `SELECT id, video_id, title, tags, channel_title, description, published_at_s, category_id FROM videos
@@ -123,9 +123,6 @@ func (e *Engine) statements(ctx context.Context, q Query, pq parsedQuery) (*sear
 	st.state = get(sqlArchiveState)
 	st.channels = get(sqlChannelMatch)
 	st.docFreq = get(sqlDocFreq)
-	if q.Sort == SortViews {
-		st.viewsTop = get(sqlViewsTop)
-	}
 	if q.Sort == SortViews {
 		st.blocks = get(sqlBlocksByViews)
 	} else {

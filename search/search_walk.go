@@ -156,7 +156,11 @@ func (s searcher) onePass(f candidateFilter, rankID int64, n float64) ([]candida
 // on its own (a range of one id). ok is false when a page's worth of ties
 // or of hidden counts leaves the scan's answer incomplete: rank every match.
 func (s searcher) viewsTop(f candidateFilter, rankID int64) (_ []candidate, ok bool, _ error) {
-	rows, err := s.stmt(s.st.viewsTop).QueryContext(s.ctx, f.expr, 2*s.q.Limit)
+	st, err := s.e.prepared(s.ctx, sqlViewsTop)
+	if err != nil {
+		return nil, false, fmt.Errorf("store: search: %w", err)
+	}
+	rows, err := s.stmt(st).QueryContext(s.ctx, f.expr, 2*s.q.Limit)
 	if err != nil {
 		return nil, false, queryError(s.pq, err)
 	}
