@@ -153,7 +153,11 @@ type archiveState struct {
 const maxChannelFacets = 64
 
 type candidateFilter struct {
-	expr     string // the MATCH expression, facet terms included
+	expr string // the MATCH expression, facet terms included
+	// walkExpr, if set, is the MATCH expression a walk in views order
+	// ranks its blocks with: expr without its region facets, which the
+	// region join then tests (see run).
+	walkExpr string
 	regions  string // JSON array; "" = none
 	channels string // JSON array of channel row ids; "" = none
 	since    int64  // unix µs; 0 = none
@@ -181,21 +185,16 @@ func (s searcher) run() ([]Hit, error) {
 	// the region join, the channel list and the since bound hold whatever
 	// the text says.
 	var f candidateFilter
+	var regionFacets string
 	f.expr = s.pq.expr
 	if len(s.q.Regions) > 0 {
 		f.regions = jsonIDs(s.q.Regions)
-		// Sorted by views, the walk reads many small blocks, and an OR of
-		// region facets costs a seek per region in each: 10 regions took a
-		// deep page 390 ms where one took 27 (100k videos). The join on
-		// video_regions alone filters exactly, at one seek per candidate
-		// whatever the number of regions: 63 ms for 2 to 14 regions. The
-		// other orders walk few, large blocks, where the facets pay.
-		if !s.pq.raw && (s.q.Sort != SortViews || len(s.q.Regions) == 1) {
+		if !s.pq.raw {
 			facets := make([]string, len(s.q.Regions))
 			for i, r := range s.q.Regions {
 				facets[i] = RegionFacet(r)
 			}
-			f.expr = "(" + f.expr + ") AND " + facetFilter(facets)
+			regionFacets = facetFilter(facets)
 		}
 	}
 	if s.q.Channel != "" {
@@ -216,6 +215,22 @@ func (s searcher) run() ([]Hit, error) {
 			// A filter matching that many channels is not selective: test
 			// each candidate's channel instead.
 			f.channels = jsonIDs(ids)
+		}
+	}
+	if regionFacets != "" {
+		// The region facets make FTS5 intersect the words with the regions'
+		// videos, so the probe counts, and a one-pass ranking reads, only
+		// the matches in those regions: a region with few of them costs
+		// little, whatever their number. A walk in views order (with
+		// several regions) ranks its blocks without them: its blocks are
+		// many and small, and an OR of facets costs a seek per region in
+		// each (10 regions took a deep page 390 ms where one took 27, at
+		// 100k videos), where the region join tests each candidate with
+		// one seek whatever the number of regions.
+		f.walkExpr = f.expr
+		f.expr = "(" + f.expr + ") AND " + regionFacets
+		if s.q.Sort != SortViews || len(s.q.Regions) == 1 {
+			f.walkExpr = ""
 		}
 	}
 	if len(s.q.Categories) > 0 {

@@ -28,7 +28,11 @@ const (
 	sqlBlocksByViews = `SELECT block, max_seen, min_rank, max_views FROM video_blocks
 		WHERE max_seen >= ?1 AND (max_views, block) < (?2, ?3) ORDER BY max_views DESC, block DESC LIMIT ?4`
 	// How many of the newest ?2 matches there are, and the oldest of them.
-	sqlDocFreq   = `SELECT count(*), min(id) FROM (SELECT -rowid AS id FROM video_fts WHERE video_fts MATCH ?1 ORDER BY rowid LIMIT ?2)`
+	sqlDocFreq = `SELECT count(*), min(id) FROM (SELECT -rowid AS id FROM video_fts WHERE video_fts MATCH ?1 ORDER BY rowid LIMIT ?2)`
+	// The ?2 most viewed matches of ?1 with a visible count (prepared when
+	// first used: most searches never need it).
+	sqlViewsTop = `SELECT -f.rowid, s.views FROM video_fts f JOIN video_stats s ON s.video = -f.rowid
+		WHERE f.video_fts MATCH ?1 AND s.views IS NOT NULL ORDER BY s.views DESC, f.rowid LIMIT ?2`
 	sqlHitVideos = `SELECT id, video_id, title, tags, channel_title, description, published_at_s, category_id FROM videos
 		WHERE id IN (SELECT value FROM json_each(?))`
 	sqlHitRegions = `SELECT video, region FROM video_regions WHERE video IN (SELECT value FROM json_each(?1))
@@ -55,7 +59,10 @@ func sqlCandidates(raw, regions, channels, categories bool, order SortOrder) str
 	var b strings.Builder
 	if regions {
 		// One row per matching region: a video's best rank and last
-		// sighting over those regions.
+		// sighting over those regions. The join reads the video's few
+		// video_regions rows and tests each against the list (+r.region
+		// keeps SQLite from seeking once per region asked for), so a
+		// candidate costs the same whatever the number of regions.
 		b.WriteString(`SELECT id, CASE WHEN ytrend_keep(?7, max(seen), min(best), views)
 			THEN ytrend_rank(?7, id, max(seen), min(best), terms, len, fts_rank) ELSE -1.0 END AS score,
 			max(seen) AS seen, min(best) AS best, views`)
@@ -71,7 +78,7 @@ func sqlCandidates(raw, regions, channels, categories bool, order SortOrder) str
 	}
 	if regions {
 		b.WriteString(`r.last_seen AS seen, r.best_rank AS best FROM video_fts f JOIN video_stats s ON s.video = -f.rowid
-			JOIN video_regions r ON r.video = -f.rowid AND r.region IN (SELECT value FROM json_each(?1)) AND r.last_seen >= ?2`)
+			JOIN video_regions r ON r.video = -f.rowid AND +r.region IN (SELECT value FROM json_each(?1)) AND r.last_seen >= ?2`)
 	} else {
 		b.WriteString(`s.last_seen AS seen, s.best_rank AS best FROM video_fts f JOIN video_stats s ON s.video = -f.rowid`)
 	}

@@ -160,11 +160,12 @@ func (l *connLimiter) poke() {
 }
 
 // peer is the client a connection counts for, and whether it is exempt
-// from the per-client cap (a trusted proxy).
+// from the per-client cap: a trusted proxy, or a peer with no IP address
+// (a unix socket, which only a local proxy uses).
 func (l *connLimiter) peer(c net.Conn) (string, bool) {
 	ap, err := netip.ParseAddrPort(c.RemoteAddr().String())
 	if err != nil {
-		return c.RemoteAddr().String(), false
+		return c.RemoteAddr().String(), true
 	}
 	ip := ap.Addr().Unmap().WithZone("")
 	return clientKey(ip), isTrusted(ip, l.trusted)
