@@ -37,10 +37,11 @@ const (
 	// without a cap, about 13,000 idle keep-alive connections exhausted
 	// them. Past it, new connections wait in the kernel's backlog.
 	DefaultServeMaxConnections = 1000
-	// DefaultServeMaxConnectionsPerClient leaves room for several browsers
-	// behind one NAT (a browser opens up to 6 per host) while no client
-	// can hold more than a few percent of DefaultServeMaxConnections.
-	DefaultServeMaxConnectionsPerClient = 32
+	// DefaultServeMaxConnectionsPerClient leaves room for an office of
+	// browsers behind one NAT (a browser opens up to 6 per host), or a load
+	// test's 50 connections from one host, while no client can hold more
+	// than a few percent of DefaultServeMaxConnections.
+	DefaultServeMaxConnectionsPerClient = 64
 )
 
 func defaultServe() Serve {

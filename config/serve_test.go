@@ -39,7 +39,7 @@ func TestServeSection(t *testing.T) {
 	if err == nil || err.Error() != `invalid configuration: t.yaml: serve: unknown field "rate_limt" (line 1); allowed: cors_origins, listen, max_connections, max_connections_per_client, rate_limit, trusted_proxies` {
 		t.Fatalf("typo: %v", err)
 	}
-	if d.MaxConnectionsPerClient != 32 {
+	if d.MaxConnectionsPerClient != 64 {
 		t.Fatalf("default max_connections_per_client %d", d.MaxConnectionsPerClient)
 	}
 	c, err = config.Parse("t.yaml", []byte("serve: {max_connections: 10, max_connections_per_client: 11}\n"))
