@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ytrend/ytrend/internal/reply"
@@ -14,10 +15,19 @@ import (
 // the many visitors asking for the same chart or search cost one rendering.
 // An answer is served from it only while the archive has not changed since
 // it was made (archiveVersion: kept in memory, so a hit touches no SQLite
-// connection) and for at most cacheTTL, which bounds how stale anything else
-// (a run's status) can be.
+// connection), and for at most its TTL:
+//   - an answer made of the archive alone (charts, videos, searches, the
+//     region list) changes only with the archive, so it lives until the
+//     archive changes, up to cacheArchiveTTL. On a trending site almost
+//     every request is one of these, and most are the same few;
+//   - anything else (a run's status, a time relative to now such as
+//     since=7d) lives cacheTTL, which bounds how stale it can be.
+//
+// A conditional request whose answer is cached is answered from it too (304
+// or the cached body), so a browser's revalidation costs no rendering.
 const (
 	cacheTTL        = time.Second
+	cacheArchiveTTL = 10 * time.Minute
 	cacheMaxEntries = 4096
 	cacheMaxBytes   = 64 << 20 // over every entry
 	cacheMaxBody    = 1 << 20  // one answer
@@ -28,6 +38,7 @@ type cachedAnswer struct {
 	body    []byte
 	version int64 // the archive's generation when it was made (archiveVersion)
 	made    time.Time
+	ttl     time.Duration
 }
 
 type responseCache struct {
@@ -37,17 +48,18 @@ type responseCache struct {
 	bytes   int
 	version *archiveVersion
 	now     func() time.Time
+	filling map[string]chan struct{} // keys being rendered; closed when done
+	waiting atomic.Int64             // requests waiting for another's rendering
 }
 
 func newResponseCache(version *archiveVersion, now func() time.Time) *responseCache {
-	return &responseCache{entries: map[string]*cachedAnswer{}, version: version, now: now}
+	return &responseCache{entries: map[string]*cachedAnswer{}, filling: map[string]chan struct{}{}, version: version, now: now}
 }
 
 // cacheKey is the request's key, or "" when its answer must not be shared:
-// anything but a GET, conditional requests (their handler answers 304), the
-// budget's status, the operator's endpoints.
+// anything but a GET, the budget's status, the operator's endpoints.
 func cacheKey(r *http.Request) string {
-	if r.Method != http.MethodGet || r.Header.Get("If-None-Match") != "" || r.Header.Get("If-Modified-Since") != "" {
+	if r.Method != http.MethodGet {
 		return ""
 	}
 	switch p := r.URL.Path; {
@@ -61,6 +73,39 @@ func cacheKey(r *http.Request) string {
 	return gz + r.URL.Path + "?" + r.URL.RawQuery
 }
 
+// archivePaths are the routes whose answers are made of the archive alone.
+var archivePaths = []string{"/charts/", "/videos/", "/search", "/api/v1/charts/", "/api/v1/videos/", "/api/v1/search", "/api/v1/regions", "/api/v1/openapi.json"}
+
+// ttlFor is how long the answer to r may be served from the cache while the
+// archive does not change.
+func ttlFor(r *http.Request) time.Duration {
+	p := r.URL.Path
+	archive := p == "/"
+	for _, prefix := range archivePaths {
+		archive = archive || strings.HasPrefix(p, prefix)
+	}
+	if !archive {
+		return cacheTTL
+	}
+	q := r.URL.Query()
+	for _, name := range []string{"at", "since"} {
+		if v := q.Get(name); v != "" && !absoluteTime(v) {
+			return cacheTTL // "7d" means something else a second later
+		}
+	}
+	return cacheArchiveTTL
+}
+
+// absoluteTime reports whether a time parameter names a fixed instant (a
+// date or an RFC 3339 time), not one relative to now.
+func absoluteTime(s string) bool {
+	if _, err := time.Parse(time.DateOnly, s); err == nil {
+		return true
+	}
+	_, err := time.Parse(time.RFC3339, s)
+	return err == nil
+}
+
 // get returns a fresh answer for key, if any.
 func (c *responseCache) get(ctx context.Context, key string) (*cachedAnswer, int64, bool) {
 	v, _, err := c.version.get(ctx)
@@ -70,7 +115,7 @@ func (c *responseCache) get(ctx context.Context, key string) (*cachedAnswer, int
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	a, ok := c.entries[key]
-	if !ok || a.version != v || c.now().Sub(a.made) > cacheTTL {
+	if !ok || a.version != v || c.now().Sub(a.made) > a.ttl {
 		return nil, v, false
 	}
 	return a, v, true
@@ -108,6 +153,16 @@ func (c *responseCache) serve(w http.ResponseWriter, r *http.Request, next http.
 		return false
 	}
 	a, version, ok := c.get(r.Context(), key)
+	if !ok {
+		// One rendering per key at a time: when a popular page expires (a
+		// page landed), the visitors asking for it meanwhile wait for the
+		// first one's answer instead of each rendering it again.
+		var mine bool
+		a, version, ok, mine = c.wait(r, key)
+		if mine {
+			defer c.filled(key)
+		}
+	}
 	if ok {
 		h := w.Header()
 		for k, v := range a.header {
@@ -116,6 +171,13 @@ func (c *responseCache) serve(w http.ResponseWriter, r *http.Request, next http.
 				continue
 			}
 			h[k] = v
+		}
+		lastMod, _ := http.ParseTime(a.header.Get("Last-Modified"))
+		if reply.NotModified(r, a.header.Get("Etag"), lastMod) {
+			h.Del("Content-Type")
+			h.Del("Content-Encoding")
+			w.WriteHeader(http.StatusNotModified)
+			return true
 		}
 		w.WriteHeader(http.StatusOK)
 		w.Write(a.body)
@@ -132,9 +194,49 @@ func (c *responseCache) serve(w http.ResponseWriter, r *http.Request, next http.
 				h[k] = v
 			}
 		}
-		c.put(key, &cachedAnswer{header: h, body: tw.buf, version: version, made: c.now()})
+		c.put(key, &cachedAnswer{header: h, body: tw.buf, version: version, made: c.now(), ttl: ttlFor(r)})
 	}
 	return false
+}
+
+// wait returns a fresh answer for key once no other request is rendering
+// it, or reports that the caller is now the one rendering it (and must call
+// filled). A caller waits for one rendering at most: when that one was not
+// kept (an error page, too big), it renders its own.
+func (c *responseCache) wait(r *http.Request, key string) (a *cachedAnswer, version int64, ok, mine bool) {
+	c.mu.Lock()
+	ch, busy := c.filling[key]
+	if !busy {
+		c.filling[key] = make(chan struct{})
+		c.mu.Unlock()
+		a, version, ok = c.get(r.Context(), key) // it may have landed meanwhile
+		if ok {
+			c.filled(key)
+			return a, version, true, false
+		}
+		return nil, version, false, true
+	}
+	c.mu.Unlock()
+	c.waiting.Add(1)
+	defer c.waiting.Add(-1)
+	select {
+	case <-ch:
+	case <-r.Context().Done():
+		return nil, 0, false, false
+	}
+	a, version, ok = c.get(r.Context(), key)
+	return a, version, ok, false
+}
+
+// filled ends the caller's rendering of key.
+func (c *responseCache) filled(key string) {
+	c.mu.Lock()
+	ch := c.filling[key]
+	delete(c.filling, key)
+	c.mu.Unlock()
+	if ch != nil {
+		close(ch)
+	}
 }
 
 var answerHeaders = []string{"Content-Type", "Content-Encoding", "Vary", "Etag", "Last-Modified", "Cache-Control"}

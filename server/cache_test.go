@@ -3,7 +3,9 @@ package server_test
 import (
 	"bytes"
 	"context"
+	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"sync"
@@ -20,14 +22,19 @@ import (
 	"github.com/ytrend/ytrend/testkit/archivetest"
 )
 
-// countingArchive counts how often the charts are read.
+// countingArchive counts how often the charts are read; with gate set, each
+// read waits for it to close.
 type countingArchive struct {
 	*store.DB
 	charts atomic.Int64
+	gate   chan struct{}
 }
 
 func (c *countingArchive) Chart(ctx context.Context, region regions.Code, at time.Time, limit int) (store.Chart, error) {
 	c.charts.Add(1)
+	if c.gate != nil {
+		<-c.gate
+	}
 	return c.DB.Chart(ctx, region, at, limit)
 }
 
@@ -43,9 +50,10 @@ func (c *fakeClock) add(d time.Duration) {
 	c.mu.Unlock()
 }
 
-// The same answer is rendered once while the archive takes no page and for
-// at most a second; a new page is served at once; the budget's status,
-// conditional requests and each request's own headers are never shared.
+// The same answer is rendered once while the archive takes no page (a chart
+// for up to cacheArchiveTTL, anything relative to now for a second) and
+// answers conditional requests too; a new page is served at once; the
+// budget's status and each request's own headers are never shared.
 func TestResponseCache(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "a.db")
@@ -80,15 +88,34 @@ func TestResponseCache(t *testing.T) {
 		t.Errorf("headers: request ids %q %q, etags %q %q", first.header.Get("X-Request-Id"), second.header.Get("X-Request-Id"),
 			first.header.Get("Etag"), second.header.Get("Etag"))
 	}
-	// A conditional request goes to the handler (which answers 304).
-	if r := e.get(t, "/api/v1/charts/US", "If-None-Match: "+first.header.Get("Etag")); r.code != 304 || ar.charts.Load() != 2 {
-		t.Errorf("conditional: %d, %d reads", r.code, ar.charts.Load())
+	// A conditional request is answered from the cache: 304 when it matches,
+	// the cached body when it does not.
+	if r := e.get(t, "/api/v1/charts/US", "If-None-Match: "+first.header.Get("Etag")); r.code != 304 || len(r.body) != 0 ||
+		r.header.Get("Etag") != first.header.Get("Etag") || ar.charts.Load() != 1 {
+		t.Errorf("conditional: %d, %d bytes, etag %q, %d reads", r.code, len(r.body), r.header.Get("Etag"), ar.charts.Load())
 	}
-	// Past the TTL it is rendered again.
+	if r := e.get(t, "/api/v1/charts/US", `If-None-Match: W/"other"`); r.code != 200 || !bytes.Equal(r.body, first.body) || ar.charts.Load() != 1 {
+		t.Errorf("conditional, other etag: %d, %d reads", r.code, ar.charts.Load())
+	}
+	// A chart is made of the archive alone: it lives while the archive does
+	// not change, past the second that bounds everything else...
 	clock.add(1100 * time.Millisecond)
 	e.get(t, "/api/v1/charts/US")
+	if n := ar.charts.Load(); n != 1 {
+		t.Errorf("a second later, unchanged archive: %d reads, want 1", n)
+	}
+	// ...but a time relative to now means something else a second later.
+	e.get(t, "/api/v1/charts/US?at=1d")
+	clock.add(1100 * time.Millisecond)
+	e.get(t, "/api/v1/charts/US?at=1d")
 	if n := ar.charts.Load(); n != 3 {
-		t.Errorf("after the TTL: %d reads, want 3", n)
+		t.Errorf("at=1d a second later: %d reads, want 3", n)
+	}
+	// And nothing lives past cacheArchiveTTL.
+	clock.add(11 * time.Minute)
+	e.get(t, "/api/v1/charts/US")
+	if n := ar.charts.Load(); n != 4 {
+		t.Errorf("after ten minutes: %d reads, want 4", n)
 	}
 	// A new page is served at once, TTL or not.
 	run, err := db.StartRun(ctx, "US", store.TriggerCLI, time.Now())
@@ -102,7 +129,7 @@ func TestResponseCache(t *testing.T) {
 	if err := db.FinishRun(ctx, run, store.RunEnd{Status: store.StatusOK, At: time.Now(), Units: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if r := e.get(t, "/api/v1/charts/US"); !bytes.Contains(r.body, []byte("newvideo001")) || ar.charts.Load() != 4 {
+	if r := e.get(t, "/api/v1/charts/US"); !bytes.Contains(r.body, []byte("newvideo001")) || ar.charts.Load() != 5 {
 		t.Errorf("after a new page: %d reads, new video served %v", ar.charts.Load(), bytes.Contains(r.body, []byte("newvideo001")))
 	}
 	// The budget's status is never cached.
@@ -122,5 +149,86 @@ func TestResponseCacheKeepsEncodingsApart(t *testing.T) {
 		if want := enc == "gzip" || enc == "gzip, br"; r.code != 200 || gz != want {
 			t.Errorf("Accept-Encoding %q: %d, gzip %v, want %v", enc, r.code, gz, want)
 		}
+	}
+}
+
+// Visitors asking for the same answer while it is being rendered wait for
+// that rendering instead of each making their own: a popular chart costs
+// one rendering when it expires, however many ask for it at that moment.
+func TestResponseCacheRendersOnceForConcurrentVisitors(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "a.db")
+	if _, err := archivetest.Build(ctx, path, archivetest.Generator(), 300, nil); err != nil {
+		t.Fatal(err)
+	}
+	db, err := store.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ar := &countingArchive{DB: db, gate: make(chan struct{})}
+	s, err := server.New(server.Config{ClientInFlight: 16}, server.Deps{Archive: ar, Budget: budget(t, db), Metrics: metrics.NewHTTP(prometheus.NewRegistry()),
+		Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+	e := &env{srv: srv}
+
+	type answer struct {
+		code int
+		body []byte
+		err  error
+	}
+	const visitors = 6
+	answers := make(chan answer, visitors)
+	visit := func() {
+		res, err := http.Get(e.srv.URL + "/api/v1/charts/US")
+		if err != nil {
+			answers <- answer{err: err}
+			return
+		}
+		defer res.Body.Close()
+		b, err := io.ReadAll(res.Body)
+		answers <- answer{res.StatusCode, b, err}
+	}
+	go visit()
+	waitFor(t, "the first rendering to start", func() bool { return ar.charts.Load() == 1 })
+	for range visitors - 1 {
+		go visit()
+	}
+	// Each of the others either waits for the first rendering or (the bug)
+	// renders its own: wait until all are accounted for either way.
+	waitFor(t, "the other visitors to arrive", func() bool { return s.CacheWaiting()+ar.charts.Load()-1 == visitors-1 })
+	close(ar.gate)
+	var bodies [][]byte
+	for range visitors {
+		r := <-answers
+		if r.err != nil || r.code != 200 {
+			t.Fatalf("code %d, %v", r.code, r.err)
+		}
+		bodies = append(bodies, r.body)
+	}
+	for _, b := range bodies[1:] {
+		if !bytes.Equal(b, bodies[0]) {
+			t.Fatal("visitors got different answers")
+		}
+	}
+	if n := ar.charts.Load(); n != 1 {
+		t.Errorf("%d concurrent visitors read the chart %d times, want 1", visitors, n)
+	}
+}
+
+// waitFor polls cond until it holds; the deadline only keeps a broken
+// server from hanging the suite.
+func waitFor(tb testing.TB, what string, cond func() bool) {
+	tb.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			tb.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

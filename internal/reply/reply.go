@@ -67,7 +67,7 @@ func Write(w http.ResponseWriter, r *http.Request, status int, contentType strin
 			h.Set("Last-Modified", lastMod.UTC().Format(http.TimeFormat))
 		}
 		h.Set("Cache-Control", "no-cache")
-		if notModified(r, etag, lastMod) {
+		if NotModified(r, etag, lastMod) {
 			h.Del("Content-Type")
 			w.WriteHeader(http.StatusNotModified)
 			return
@@ -93,9 +93,9 @@ func Write(w http.ResponseWriter, r *http.Request, status int, contentType strin
 	}
 }
 
-// notModified applies If-None-Match (weak comparison), else
+// NotModified applies If-None-Match (weak comparison), else
 // If-Modified-Since, as RFC 9110 orders them.
-func notModified(r *http.Request, etag string, lastMod time.Time) bool {
+func NotModified(r *http.Request, etag string, lastMod time.Time) bool {
 	if inm := r.Header.Get("If-None-Match"); inm != "" {
 		want := strings.TrimPrefix(etag, "W/")
 		for _, t := range strings.Split(inm, ",") {
