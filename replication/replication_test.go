@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -246,18 +247,33 @@ func TestTakeoverAdoptsThePreviousTerm(t *testing.T) {
 	old, oldPath := archivetest.Open(t)
 	first := start(t, oldPath, []string{url}, 4)
 	saveCharts(t, old, 0, 3)
+	grant(t, old, "g-old")
+	grant(t, old, "g-both")
 	if err := first.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
 
 	standby, _ := archivetest.Open(t)
 	saveCharts(t, standby, 9000, 1) // what a standby had of its own
-	tmp := filepath.Join(t.TempDir(), "previous.db")
-	if _, err := replication.Restore(ctx, []string{url}, tmp, replication.RestoreOptions{Before: 5}); err != nil {
+	grant(t, standby, "g-standby")
+	grant(t, standby, "g-both")
+	if _, ok, err := replication.Takeover(ctx, []string{url}, 5, standby, replication.RestoreOptions{}); err != nil || !ok {
+		t.Fatalf("takeover: adopted %v, %v", ok, err)
+	}
+	// The budget's records of grants are the union: none forgotten, none twice.
+	var grants []string
+	rows, err := standby.Reader().QueryContext(ctx, `SELECT id FROM quota_grants ORDER BY id`)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := standby.ReplaceWith(ctx, tmp); err != nil {
-		t.Fatal(err)
+	for rows.Next() {
+		var id string
+		rows.Scan(&id)
+		grants = append(grants, id)
+	}
+	rows.Close()
+	if want := []string{"g-both", "g-old", "g-standby"}; !slices.Equal(grants, want) {
+		t.Errorf("quota_grants after takeover %v, want %v", grants, want)
 	}
 	archivetest.Integrity(t, standby)
 	saveCharts(t, standby, 20000, 1) // the new leader fetches on
@@ -266,4 +282,52 @@ func TestTakeoverAdoptsThePreviousTerm(t *testing.T) {
 		t.Errorf("after takeover and one more page: %d videos (%v), want 150 + 50", n, err)
 	}
 	archivetest.Integrity(t, standby)
+
+	// The old archive streams term 4 again (its own: a restart); another
+	// archive cannot claim it, whatever the fence token says.
+	first.Stop(ctx)
+	again := start(t, oldPath, []string{url}, 4)
+	again.Stop(ctx)
+	if _, err := replication.Start(ctx, filepath.Join(t.TempDir(), "other.db"), []string{url}, 4, opts()); !errors.Is(err, replication.ErrTermTaken) {
+		t.Errorf("another archive streaming term 4: %v, want ErrTermTaken", err)
+	}
+}
+
+// TestRestoredLeaseContinuesPastEveryTerm: the embedded ledger's lease in
+// a restored archive hands out no fence token a term already used.
+func TestRestoredLeaseContinuesPastEveryTerm(t *testing.T) {
+	ctx := context.Background()
+	url := fileURL(t)
+	db, path := archivetest.Open(t)
+	if _, err := db.Writer().ExecContext(ctx, `INSERT INTO quota_lease VALUES ('c', 'h', 3, 0)`); err != nil {
+		t.Fatal(err)
+	}
+	s := start(t, path, []string{url}, 3)
+	if err := s.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s.Stop(ctx)
+	start(t, filepath.Join(t.TempDir(), "later.db"), []string{url}, 9).Stop(ctx) // a later term, empty
+	out := filepath.Join(t.TempDir(), "restored.db")
+	if _, err := replication.Restore(ctx, []string{url}, out, replication.RestoreOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := store.Open(ctx, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var holder string
+	var token int64
+	if err := r.Reader().QueryRowContext(ctx, `SELECT holder, token FROM quota_lease`).Scan(&holder, &token); err != nil || token != 9 || holder != "" {
+		t.Errorf("restored lease: holder %q token %d (%v), want released at 9", holder, token, err)
+	}
+}
+
+func grant(tb testing.TB, db *store.DB, id string) {
+	tb.Helper()
+	if _, err := db.Writer().ExecContext(context.Background(),
+		`INSERT INTO quota_grants (credential, id, call, costs, at, epoch) VALUES ('c', ?, 'videos.list', '{"daily":1}', 1, '')`, id); err != nil {
+		tb.Fatal(err)
+	}
 }

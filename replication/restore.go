@@ -2,10 +2,12 @@ package replication
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/benbjohnson/litestream"
@@ -18,6 +20,9 @@ var (
 	// ErrExists: the output file exists and holds data; a restore never
 	// overwrites an archive.
 	ErrExists = errors.New("replica: output file exists")
+	// ErrTermTaken: the replica already holds a term with this fence token,
+	// written from another archive; the term is not streamed.
+	ErrTermTaken = errors.New("replica: another archive already wrote this term")
 )
 
 // RestoreOptions select what a restore reads.
@@ -78,6 +83,10 @@ func restoreFrom(ctx context.Context, raw, out string, opt RestoreOptions) (Rest
 		}
 		r, err := restoreTerm(ctx, raw, t, out, opt)
 		if err == nil {
+			if err := continueLease(ctx, out, ts[0].Token); err != nil {
+				os.Remove(out)
+				return Restored{}, fmt.Errorf("replica %s generation %s: %w", Name(raw), t.Generation(), err)
+			}
 			return r, nil
 		}
 		if !errors.Is(err, ErrEmpty) {
@@ -129,4 +138,21 @@ func restoreTerm(ctx context.Context, raw string, t Term, out string, opt Restor
 		r.TXID, r.At = p.TXID.String(), p.At
 	}
 	return r, nil
+}
+
+// continueLease makes the embedded ledger's leader lease in a restored
+// archive continue past every term the replica has seen: a copy from before
+// the last terms would otherwise hand out their fence tokens again, and two
+// terms would share a replica path. The lease is left released.
+func continueLease(ctx context.Context, path string, newest int64) error {
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	_, err = db.ExecContext(ctx, `UPDATE quota_lease SET token = max(token, ?), holder = '', expires_at = 0`, newest)
+	if err != nil && strings.Contains(err.Error(), "no such table") {
+		return nil // not a ytrend archive's schema yet: nothing to continue
+	}
+	return err
 }

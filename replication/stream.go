@@ -99,8 +99,8 @@ func Start(ctx context.Context, path string, urls []string, token int64, opts Op
 		if err != nil {
 			return nil, err
 		}
-		if err := markTerm(ctx, root, token, time.Now()); err != nil {
-			return nil, fmt.Errorf("replica %s: record %s: %w", Name(raw), termDir(token), err)
+		if err := claimTerm(ctx, root, path, token); err != nil {
+			return nil, fmt.Errorf("replica %s: %w", Name(raw), err)
 		}
 		s.prune(ctx, raw, root)
 		turl, err := TermURL(raw, token)
@@ -138,10 +138,6 @@ func Start(ctx context.Context, path string, urls []string, token int64, opts Op
 		s.store.Close(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("replica: start %s: %w", termDir(token), err)
 	}
-	if err := writeFile(termPath(path), []byte(fmt.Sprintln(token))); err != nil {
-		s.store.Close(context.WithoutCancel(ctx))
-		return nil, fmt.Errorf("replica: start %s: %w", termDir(token), err)
-	}
 	// The term begins with the whole archive: Litestream reads the file
 	// lazily, at its first sync, and a term stopped before that would hold
 	// nothing. A replica that fails here is retried by Litestream.
@@ -150,6 +146,26 @@ func Start(ctx context.Context, path string, urls []string, token int64, opts Op
 	}
 	go s.watch()
 	return s, nil
+}
+
+// claimTerm records the term in the replica's term index, unless another
+// archive already did: two terms never share a path, even if fence tokens
+// went back (a budget backend restored from an old copy).
+func claimTerm(ctx context.Context, root litestream.ReplicaClient, path string, token int64) error {
+	ts, err := terms(ctx, root)
+	if err != nil {
+		return err
+	}
+	for _, t := range ts {
+		if t.Token == token && ownTerm(path) != token {
+			return fmt.Errorf("%w: %s", ErrTermTaken, termDir(token))
+		}
+	}
+	if err := markTerm(ctx, root, token, time.Now()); err != nil {
+		return fmt.Errorf("record %s: %w", termDir(token), err)
+	}
+	// From here a retry of this term's start is this archive's own.
+	return writeFile(termPath(path), []byte(fmt.Sprintln(token)))
 }
 
 // Stop ends the stream after a last sync (at most a few seconds). The

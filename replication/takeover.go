@@ -30,7 +30,7 @@ func ownTerm(path string) int64 {
 // (*store.DB).
 type Replacer interface {
 	Path() string
-	ReplaceWith(ctx context.Context, src string) error
+	ReplaceWith(ctx context.Context, src string, keep ...string) error
 }
 
 // Takeover brings a new leader's archive up to everything the previous
@@ -75,7 +75,9 @@ func Takeover(ctx context.Context, urls []string, token int64, db Replacer, opt 
 	if err != nil {
 		return Restored{}, false, err
 	}
-	if err := db.ReplaceWith(ctx, tmp); err != nil {
+	// The budget's records of grants are keyed by grant id: the union of the
+	// standby's and the previous term's forgets none and counts none twice.
+	if err := db.ReplaceWith(ctx, tmp, "quota_grants", "quota_mirror"); err != nil {
 		return Restored{}, false, fmt.Errorf("adopt %s from replica %s: %w", r.Generation, r.Replica, err)
 	}
 	return r, true, nil
