@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -186,13 +187,27 @@ func TestDeposedTermWritesNothingToTheNext(t *testing.T) {
 	dir := strings.TrimPrefix(url, "file://")
 
 	old, oldPath := archivetest.Open(t)
-	first := start(t, oldPath, []string{url}, 1)
+	var leading atomic.Bool
+	leading.Store(true)
+	o := opts()
+	o.Leading = leading.Load
+	first, err := replication.Start(ctx, oldPath, []string{url}, 1, o)
+	if err != nil {
+		t.Fatal(err)
+	}
 	saveCharts(t, old, 0, 1)
 	if err := first.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
-	first.Stop(ctx) // the term ended
+	// The term ends by the leader's own clock (a pause past its lease); its
+	// stream is not stopped yet, and the leader stores pages in flight.
+	leading.Store(false)
 	before := listing(t, dir)
+	saveCharts(t, old, 50, 1)
+	if err := first.Sync(ctx); !errors.Is(err, replication.ErrTermEnded) {
+		t.Errorf("a sync after the term ended: %v, want ErrTermEnded", err)
+	}
+	first.Stop(ctx)
 
 	next, nextPath := archivetest.Open(t)
 	second := start(t, nextPath, []string{url}, 2)

@@ -30,7 +30,16 @@ type Options struct {
 	Retention        time.Duration // snapshots and ended terms kept this long
 	Logger           *slog.Logger
 	Observer         Observer // nil: none
+	// Leading says, by this process's own clock, whether the term still
+	// lasts (leader.Term.Leading). Once it is false no write or delete
+	// reaches a replica, even before the stream is stopped: a deposed
+	// leader that wakes from a pause ships nothing, like its fenced
+	// budget calls. nil: always (a test, a one-off stream).
+	Leading func() bool
 }
+
+// ErrTermEnded: the stream's term ended; a replica write was refused.
+var ErrTermEnded = errors.New("replica: the term ended; nothing more is written to it")
 
 // Stream is one term's replication of the archive to every replica: it
 // writes only below <replica>/term-<token>. Stop it when the term ends.
@@ -59,10 +68,25 @@ type streamed struct {
 	local, wrote ltx.TXID
 }
 
-// metaDir is where Litestream keeps its local state for the i-th replica.
-// It is emptied at each term's start: a term begins with a full snapshot.
-func metaDir(path string, i int) string {
-	return filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+"-replicas", fmt.Sprint(i))
+// metaDir is where Litestream keeps its local state for the i-th replica
+// of a term. It is emptied at the term's start (a term begins with a full
+// snapshot), and each term has its own: a deposed leader's Litestream,
+// still running on the same archive file for a moment, never shares it
+// with the next term's.
+func metaDir(path string, token int64, i int) string {
+	return filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+"-replicas", termDir(token), fmt.Sprint(i))
+}
+
+// dropOldMeta removes the local state of other terms streamed from this
+// archive file (best effort: a deposed process may still hold its own).
+func dropOldMeta(path string, token int64) {
+	dir := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+"-replicas")
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if e.IsDir() && e.Name() != termDir(token) {
+			os.RemoveAll(filepath.Join(dir, e.Name()))
+		}
+	}
 }
 
 // statusPath is the file a stream keeps its status in, for `ytrend archive
@@ -93,6 +117,7 @@ func Start(ctx context.Context, path string, urls []string, token int64, opts Op
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Stream{path: path, token: token, opts: opts, stop: make(chan struct{}), done: make(chan struct{})}
+	dropOldMeta(path, token)
 	var dbs []*litestream.DB
 	for i, raw := range urls {
 		root, err := open(ctx, raw)
@@ -112,14 +137,14 @@ func Start(ctx context.Context, path string, urls []string, token int64, opts Op
 			return nil, fmt.Errorf("replica %s: %w", Name(raw), err)
 		}
 		r := &streamed{url: raw, name: Name(raw)}
-		meta := metaDir(path, i)
+		meta := metaDir(path, token, i)
 		if err := os.RemoveAll(meta); err != nil {
 			return nil, err
 		}
 		db := litestream.NewDB(path)
 		db.SetMetaPath(meta)
 		db.MonitorInterval = opts.SyncInterval
-		rep := litestream.NewReplicaWithClient(db, &observed{ReplicaClient: client, r: r, obs: opts.Observer})
+		rep := litestream.NewReplicaWithClient(db, &observed{ReplicaClient: client, r: r, obs: opts.Observer, leading: opts.Leading})
 		rep.SyncInterval = opts.SyncInterval
 		db.Replica = rep
 		r.db = db
@@ -317,8 +342,17 @@ func (s *Stream) prune(ctx context.Context, raw string, root litestream.ReplicaC
 // errors are Litestream's to retry, ytrend's to count and show.
 type observed struct {
 	litestream.ReplicaClient
-	r   *streamed
-	obs Observer
+	r       *streamed
+	obs     Observer
+	leading func() bool
+}
+
+// ended refuses a write once the term ended by this process's clock.
+func (c *observed) ended() error {
+	if c.leading == nil || c.leading() {
+		return nil
+	}
+	return ErrTermEnded
 }
 
 func (c *observed) failed(err error) error {
@@ -346,6 +380,9 @@ func (c *observed) OpenLTXFile(ctx context.Context, level int, minTXID, maxTXID 
 }
 
 func (c *observed) WriteLTXFile(ctx context.Context, level int, minTXID, maxTXID ltx.TXID, r io.Reader) (*ltx.FileInfo, error) {
+	if err := c.ended(); err != nil {
+		return nil, err
+	}
 	fi, err := c.ReplicaClient.WriteLTXFile(ctx, level, minTXID, maxTXID, r)
 	if err != nil {
 		return fi, c.failed(err)
@@ -363,5 +400,15 @@ func (c *observed) WriteLTXFile(ctx context.Context, level int, minTXID, maxTXID
 }
 
 func (c *observed) DeleteLTXFiles(ctx context.Context, a []*ltx.FileInfo) error {
+	if err := c.ended(); err != nil {
+		return err
+	}
 	return c.failed(c.ReplicaClient.DeleteLTXFiles(ctx, a))
+}
+
+func (c *observed) DeleteAll(ctx context.Context) error {
+	if err := c.ended(); err != nil {
+		return err
+	}
+	return c.failed(c.ReplicaClient.DeleteAll(ctx))
 }
