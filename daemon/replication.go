@@ -1,0 +1,320 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ytrend/ytrend/config"
+	"github.com/ytrend/ytrend/leader"
+	"github.com/ytrend/ytrend/replication"
+	"github.com/ytrend/ytrend/store"
+)
+
+// replicator is the daemon's part that keeps the archive's replicas
+// (package replication): while this process leads, its term streams the
+// archive below <replica>/term-<fence token>. When a term begins it first
+// adopts what the previous terms replicated (the takeover), and the
+// schedule fires for the term only after that: a page stored before the
+// archive is replaced would be lost with it. When the term ends the stream
+// stops, and from the moment the term ends by this process's own clock no
+// write reaches a replica (replication.Options.Leading).
+//
+// An unreachable replica never stops fetching: the takeover and the
+// stream's start are retried a few times, logged and counted, then the term
+// fetches on; a running stream retries by itself.
+type replicator struct {
+	db   *store.DB
+	path string
+	urls []string
+	opts replication.Options
+	log  *slog.Logger
+
+	wake chan struct{} // the elector's OnChange: a term may have begun
+	stop context.CancelFunc
+	done chan struct{}
+
+	mu     sync.Mutex
+	stream *replication.Stream
+	ready  int64         // the term whose takeover is done: fire may write for it
+	change chan struct{} // closed when ready changes
+	state  string        // what /readyz says while no stream runs
+}
+
+func newReplicator(cfg *config.Config, db *store.DB, obs replication.Observer, log *slog.Logger) *replicator {
+	a := cfg.Archive
+	r := &replicator{db: db, path: cfg.Store.Path, urls: a.Replicas, log: log.With("archive", cfg.Store.Path),
+		wake: make(chan struct{}, 1), change: make(chan struct{}), state: "standing by",
+		opts: replication.Options{SyncInterval: a.SyncInterval.D(), SnapshotInterval: a.SnapshotInterval.D(),
+			Retention: a.Retention.D(), Logger: log, Observer: obs}}
+	return r
+}
+
+func (r *replicator) enabled() bool { return len(r.urls) > 0 }
+
+func (r *replicator) names() []string {
+	out := make([]string, len(r.urls))
+	for i, u := range r.urls {
+		out[i] = replication.Name(u)
+	}
+	return out
+}
+
+// logStart is the start log's line about the archive's replicas.
+func (r *replicator) logStart(once bool) {
+	switch {
+	case !r.enabled():
+		r.log.Warn("the archive is not backed up: no archive.replicas configured")
+	case once:
+		r.log.Info("run --once does not stream the archive; the leader of ytrend run does", "replicas", r.names())
+	default:
+		r.log.Info("the leader streams the archive to its replicas", "replicas", r.names(),
+			"sync_interval", r.opts.SyncInterval.String())
+	}
+}
+
+// poke tells the replicator the elector's state changed.
+func (r *replicator) poke() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// start runs each of this process's terms until stop.
+func (r *replicator) start(e *leader.Elector) {
+	ctx, cancel := context.WithCancel(context.Background())
+	r.stop, r.done = cancel, make(chan struct{})
+	go func() {
+		defer close(r.done)
+		tick := time.NewTicker(time.Second) // OnChange is the prompt; this the safety net
+		defer tick.Stop()
+		for {
+			if t, ok := e.Term(); ok {
+				r.lead(ctx, t)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-r.wake:
+			case <-tick.C:
+			}
+		}
+	}()
+}
+
+// close stops the stream of the term in course after a last sync. The
+// daemon calls it after its runs ended and before the lease is released,
+// so that every page stored is in the term's replica before a standby
+// takes over and adopts it.
+func (r *replicator) close() {
+	if r.stop == nil {
+		return
+	}
+	r.stop()
+	<-r.done
+}
+
+// lead takes over, then streams the term until it ends (or close).
+func (r *replicator) lead(ctx context.Context, t *leader.Term) {
+	token := t.Fence().Token
+	gen := fmt.Sprintf("term-%019d", token)
+	log := r.log.With("token", token)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ended := make(chan struct{})
+	go func() {
+		select {
+		case <-t.Done():
+			close(ended)
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+
+	r.setState("taking over: adopting what the previous terms replicated")
+	r.takeover(ctx, log, token)
+	r.setReady(token)
+	defer r.setReady(0)
+
+	opts := r.opts
+	opts.Leading = t.Leading
+	var s *replication.Stream
+	for attempt, backoff := 1, time.Second; ; attempt, backoff = attempt+1, min(2*backoff, 30*time.Second) {
+		var err error
+		if s, err = replication.Start(ctx, r.path, r.urls, token, opts); err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		r.countError()
+		r.setState("not streaming: cannot start the term (" + err.Error() + "); retrying")
+		log.Error("replication: cannot start streaming this term; fetching goes on, retrying",
+			"generation", gen, "attempt", attempt, "retry_in", backoff.String(), "err", err)
+		if errors.Is(err, replication.ErrTermTaken) {
+			<-ctx.Done() // not this archive's to stream: the next term tries
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+	}
+	r.mu.Lock()
+	r.stream = s
+	r.mu.Unlock()
+	log.Info("replication: streaming the archive for this term", "generation", gen, "replicas", r.names())
+	<-ctx.Done()
+
+	why := "the daemon stopped"
+	select {
+	case <-ended:
+		why = t.Err().Error()
+	default:
+	}
+	stopCtx, stop := context.WithTimeout(context.Background(), 15*time.Second)
+	defer stop()
+	err := s.Stop(stopCtx)
+	r.mu.Lock()
+	r.stream = nil
+	r.mu.Unlock()
+	r.setState("standing by")
+	log.Info("replication: stopped streaming", "generation", gen, "why", why, "last_sync_err", err)
+}
+
+// takeoverAttempts bounds how long a term waits for a replica that cannot
+// be read before it fetches on from its own archive.
+const takeoverAttempts = 3
+
+// takeover adopts what the terms before this one replicated. A replica
+// that cannot be read is retried a few times, then the term fetches on
+// from the archive it has (logged and counted): fetching never stops for a
+// replica.
+func (r *replicator) takeover(ctx context.Context, log *slog.Logger, token int64) {
+	start := time.Now()
+	for attempt, backoff := 1, time.Second; ; attempt, backoff = attempt+1, 2*backoff {
+		rest, ok, err := replication.Takeover(ctx, r.urls, token, r.db, replication.RestoreOptions{Logger: log})
+		switch {
+		case err == nil && ok:
+			log.Info("takeover: adopted the previous term's replicated archive before fetching",
+				"replica", rest.Replica, "generation", rest.Generation, "txid", rest.TXID,
+				"took", time.Since(start).Round(time.Millisecond).String())
+			return
+		case err == nil:
+			log.Info("takeover: nothing to adopt (no earlier term, or this archive streamed it)")
+			return
+		case ctx.Err() != nil:
+			return
+		}
+		r.countError()
+		if attempt >= takeoverAttempts {
+			log.Error("takeover: cannot adopt what the previous terms replicated; fetching on from this archive",
+				"attempts", attempt, "err", err)
+			return
+		}
+		log.Warn("takeover: cannot read the previous term; retrying", "attempt", attempt, "retry_in", backoff.String(), "err", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+	}
+}
+
+func (r *replicator) countError() {
+	if r.opts.Observer == nil {
+		return
+	}
+	for _, n := range r.names() {
+		r.opts.Observer.ReplicaError(n)
+	}
+}
+
+func (r *replicator) setState(s string) {
+	r.mu.Lock()
+	r.state = s
+	r.mu.Unlock()
+}
+
+func (r *replicator) setReady(token int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.ready = token
+	close(r.change)
+	r.change = make(chan struct{})
+}
+
+// await waits until the term's takeover is done; false if the term or ctx
+// ended first. Without replicas there is nothing to wait for.
+func (r *replicator) await(ctx context.Context, t *leader.Term) bool {
+	if !r.enabled() || t == nil {
+		return true
+	}
+	r.poke()
+	for {
+		r.mu.Lock()
+		ready, change := r.ready, r.change
+		r.mu.Unlock()
+		if ready == t.Fence().Token {
+			return true
+		}
+		select {
+		case <-change:
+		case <-t.Done():
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// Status is what the term's stream knows of each replica; nil while none
+// runs.
+func (r *replicator) status() []replication.Status {
+	r.mu.Lock()
+	s := r.stream
+	r.mu.Unlock()
+	if s == nil {
+		return nil
+	}
+	return s.Status()
+}
+
+// detail is /readyz's lines about the replicas. Replication never makes
+// the process unready: a replica that cannot be reached is retried while
+// fetching goes on, and said here.
+func (r *replicator) detail() []string {
+	if !r.enabled() {
+		return []string{"warning: the archive is not backed up: no archive.replicas configured"}
+	}
+	sts := r.status()
+	if sts == nil {
+		r.mu.Lock()
+		state := r.state
+		r.mu.Unlock()
+		return []string{"replication: " + state + " (" + strings.Join(r.names(), ", ") + ")"}
+	}
+	out := make([]string, 0, len(sts))
+	for _, st := range sts {
+		line := fmt.Sprintf("replication: %s %s: position %s of %s, lag %.1fs, last sync %s, errors %d",
+			st.Replica, st.Generation, st.Position, st.LocalPosition, st.LagSeconds, formatTime(st.LastSync), st.Errors)
+		if st.LastError != "" {
+			line += ", last error: " + st.LastError
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+func formatTime(t time.Time) string {
+	if t.IsZero() {
+		return "never"
+	}
+	return t.UTC().Format(time.RFC3339)
+}
