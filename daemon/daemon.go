@@ -313,9 +313,11 @@ func (d *Daemon) fire(ctx context.Context, job config.Job, stop <-chan struct{})
 			return
 		}
 	}
-	if rep := d.fetcher.Fetch(ctx, j); rep.Status == ingest.StatusFenced && term != nil {
+	rep := d.fetcher.Fetch(ctx, j)
+	if rep.Status == ingest.StatusFenced && term != nil {
 		term.StepDown("the budget refused this replica's fence")
 	}
+	d.replicas.runEnded()
 }
 
 func (d *Daemon) observe(rep ingest.Report) {

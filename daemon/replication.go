@@ -34,7 +34,8 @@ type replicator struct {
 	opts replication.Options
 	log  *slog.Logger
 
-	wake chan struct{} // the elector's OnChange: a term may have begun
+	wake  chan struct{} // the elector's OnChange: a term may have begun
+	flush chan struct{} // a run ended: ship it now
 	stop context.CancelFunc
 	done chan struct{}
 
@@ -48,7 +49,7 @@ type replicator struct {
 func newReplicator(cfg *config.Config, db *store.DB, obs replication.Observer, log *slog.Logger) *replicator {
 	a := cfg.Archive
 	r := &replicator{db: db, path: cfg.Store.Path, urls: a.Replicas, log: log.With("archive", cfg.Store.Path),
-		wake: make(chan struct{}, 1), change: make(chan struct{}), state: "standing by",
+		wake: make(chan struct{}, 1), flush: make(chan struct{}, 1), change: make(chan struct{}), state: "standing by",
 		opts: replication.Options{SyncInterval: a.SyncInterval.D(), SnapshotInterval: a.SnapshotInterval.D(),
 			Retention: a.Retention.D(), Logger: log, Observer: obs}}
 	return r
@@ -170,7 +171,16 @@ func (r *replicator) lead(ctx context.Context, t *leader.Term) {
 	r.stream = s
 	r.mu.Unlock()
 	log.Info("replication: streaming the archive for this term", "generation", gen, "replicas", r.names())
-	<-ctx.Done()
+	for ctx.Err() == nil {
+		select {
+		case <-ctx.Done():
+		case <-r.flush:
+			// A failure is counted by the stream and retried by Litestream.
+			sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			s.Sync(sctx)
+			cancel()
+		}
+	}
 
 	why := "the daemon stopped"
 	select {
@@ -186,6 +196,17 @@ func (r *replicator) lead(ctx context.Context, t *leader.Term) {
 	r.mu.Unlock()
 	r.setState("standing by")
 	log.Info("replication: stopped streaming", "generation", gen, "why", why, "last_sync_err", err)
+}
+
+// runEnded ships a run's last pages at once rather than at the next sync
+// interval: Litestream stamps a transaction with the time it ships it, so a
+// point-in-time restore between two runs then finds the first whole. It
+// never waits: a sync in course or asked for already covers the run.
+func (r *replicator) runEnded() {
+	select {
+	case r.flush <- struct{}{}:
+	default:
+	}
 }
 
 // takeoverAttempts bounds how long a term waits for a replica that cannot

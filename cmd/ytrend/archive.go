@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -92,7 +91,7 @@ func (c *cli) archiveRestoreCmd() *cobra.Command {
 		Short: "Restore the archive from a replica into a new file, as it is now or at a time",
 		Long: `Restore rebuilds the archive from the first replica that holds it (or the one
 --replica names): the newest term's latest state, or with --at the state at
-that time (RFC 3339, a date, or a duration ago such as 2h). The output
+that time (RFC 3339, a date meaning its end in UTC, or a duration ago such as 2h). The output
 (--out, default the archive's path) must not exist: a restore never overwrites
 an archive. A missing, empty or damaged replica is an error naming the replica
 and the generation (term), and leaves nothing behind.`,
@@ -114,7 +113,7 @@ and the generation (term), and leaves nothing behind.`,
 			}
 			var opt replication.RestoreOptions
 			if at != "" {
-				if opt.At, err = parseAt(at, time.Now()); err != nil {
+				if opt.At, err = parseWhen("--at", at, time.Now(), true); err != nil {
 					return usageError{err}
 				}
 			}
@@ -134,19 +133,6 @@ and the generation (term), and leaves nothing behind.`,
 	cmd.Flags().StringVar(&out, "out", "", "the new file to write (default: the archive's path, which must not exist)")
 	cmd.Flags().StringVar(&from, "replica", "", "restore from this replica URL instead of archive.replicas")
 	return cmd
-}
-
-// parseAt reads --at: an RFC 3339 time, a date, or a duration ago.
-func parseAt(s string, now time.Time) (time.Time, error) {
-	if d, err := config.ParseDuration(s); err == nil && !strings.HasPrefix(s, "-") {
-		return now.Add(-d), nil
-	}
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04", "2006-01-02"} {
-		if t, err := time.Parse(layout, s); err == nil {
-			return t, nil
-		}
-	}
-	return time.Time{}, fmt.Errorf("--at %q: want an RFC 3339 time, a date such as 2026-11-01, or a duration ago such as 2h", s)
 }
 
 func formatTime(t time.Time) string {
