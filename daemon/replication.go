@@ -36,8 +36,8 @@ type replicator struct {
 
 	wake  chan struct{} // the elector's OnChange: a term may have begun
 	flush chan struct{} // a run ended: ship it now
-	stop context.CancelFunc
-	done chan struct{}
+	stop  context.CancelFunc
+	done  chan struct{}
 
 	mu     sync.Mutex
 	stream *replication.Stream
