@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"os"
 	"time"
 
 	"modernc.org/sqlite"
@@ -35,27 +34,26 @@ func (db *DB) ReplaceWith(ctx context.Context, src string, keep ...string) error
 	return err
 }
 
-// replace copies src over the archive on the writer's one connection.
+// replace copies src over the archive on the writer's one connection. The
+// rows to keep are added to src first, so that the one backup carries them:
+// a crash leaves the old archive or the union, never the copy without them.
 func (db *DB) replace(ctx context.Context, src string, keep []string) error {
 	conn, err := db.writer.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("store: replace with %s: %w", src, err)
 	}
 	defer conn.Close()
-	kept := db.path + ".kept"
-	os.Remove(kept)
-	defer os.Remove(kept)
 	if len(keep) > 0 {
-		if _, err := conn.ExecContext(ctx, `ATTACH DATABASE ? AS kept`, kept); err != nil {
+		if _, err := conn.ExecContext(ctx, `ATTACH DATABASE ? AS incoming`, src); err != nil {
 			return fmt.Errorf("store: replace with %s: %w", src, err)
 		}
 		for _, t := range keep {
-			if _, err := conn.ExecContext(ctx, `CREATE TABLE kept.`+t+` AS SELECT * FROM main.`+t); err != nil {
-				conn.ExecContext(ctx, `DETACH DATABASE kept`)
+			if _, err := conn.ExecContext(ctx, `INSERT OR IGNORE INTO incoming.`+t+` SELECT * FROM main.`+t); err != nil {
+				conn.ExecContext(ctx, `DETACH DATABASE incoming`)
 				return fmt.Errorf("store: replace with %s: keep %s: %w", src, t, err)
 			}
 		}
-		if _, err := conn.ExecContext(ctx, `DETACH DATABASE kept`); err != nil {
+		if _, err := conn.ExecContext(ctx, `DETACH DATABASE incoming`); err != nil {
 			return fmt.Errorf("store: replace with %s: %w", src, err)
 		}
 	}
@@ -87,20 +85,6 @@ func (db *DB) replace(ctx context.Context, src string, keep []string) error {
 	})
 	if err != nil {
 		return fmt.Errorf("store: replace with %s: %w", src, err)
-	}
-	if len(keep) > 0 {
-		if _, err := conn.ExecContext(ctx, `ATTACH DATABASE ? AS kept`, kept); err != nil {
-			return fmt.Errorf("store: replace with %s: %w", src, err)
-		}
-		for _, t := range keep {
-			if _, err := conn.ExecContext(ctx, `INSERT OR IGNORE INTO main.`+t+` SELECT * FROM kept.`+t); err != nil {
-				conn.ExecContext(ctx, `DETACH DATABASE kept`)
-				return fmt.Errorf("store: replace with %s: restore %s: %w", src, t, err)
-			}
-		}
-		if _, err := conn.ExecContext(ctx, `DETACH DATABASE kept`); err != nil {
-			return fmt.Errorf("store: replace with %s: %w", src, err)
-		}
 	}
 	return nil
 }
