@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
+	"slices"
 	"sync"
 	"time"
 
@@ -34,24 +34,29 @@ type replicator struct {
 	opts replication.Options
 	log  *slog.Logger
 
-	wake  chan struct{} // the elector's OnChange: a term may have begun
-	flush chan struct{} // a run ended: ship it now
+	wake  chan struct{}   // the elector's OnChange: a term may have begun
+	flush []chan struct{} // per replica: a run ended, ship it now
 	stop  context.CancelFunc
 	done  chan struct{}
 
-	mu     sync.Mutex
-	stream *replication.Stream
-	ready  int64         // the term whose takeover is done: fire may write for it
-	change chan struct{} // closed when ready changes
-	state  string        // what /readyz says while no stream runs
+	mu      sync.Mutex
+	streams []*replication.Stream // per replica, nil while it does not stream
+	states  []string              // per replica: what /readyz says while it does not stream
+	ready   int64                 // the term whose takeover is done: fire may write for it
+	change  chan struct{}         // closed when ready changes
 }
 
 func newReplicator(cfg *config.Config, db *store.DB, obs replication.Observer, log *slog.Logger) *replicator {
 	a := cfg.Archive
 	r := &replicator{db: db, path: cfg.Store.Path, urls: a.Replicas, log: log.With("archive", cfg.Store.Path),
-		wake: make(chan struct{}, 1), flush: make(chan struct{}, 1), change: make(chan struct{}), state: "standing by",
+		wake: make(chan struct{}, 1), change: make(chan struct{}),
+		streams: make([]*replication.Stream, len(a.Replicas)), states: make([]string, len(a.Replicas)),
 		opts: replication.Options{SyncInterval: a.SyncInterval.D(), SnapshotInterval: a.SnapshotInterval.D(),
 			Retention: a.Retention.D(), Logger: log, Observer: obs}}
+	for range r.urls {
+		r.flush = append(r.flush, make(chan struct{}, 1))
+	}
+	r.setState(-1, "standing by")
 	return r
 }
 
@@ -137,26 +142,51 @@ func (r *replicator) lead(ctx context.Context, t *leader.Term) {
 		}
 	}()
 
-	r.setState("taking over: adopting what the previous terms replicated")
+	r.setState(-1, "taking over: adopting what the previous terms replicated")
 	r.takeover(ctx, log, token)
 	r.setReady(token)
 	defer r.setReady(0)
 
+	// One stream per replica: one that cannot be reached never holds up
+	// the others.
+	var wg sync.WaitGroup
+	for i := range r.urls {
+		wg.Go(func() { r.streamTo(ctx, log, t, i) })
+	}
+	wg.Wait()
+	why := "the daemon stopped"
+	select {
+	case <-ended:
+		why = t.Err().Error()
+	default:
+	}
+	r.setState(-1, "standing by")
+	log.Info("replication: stopped streaming", "generation", gen, "why", why)
+}
+
+// streamTo streams the term to the i-th replica until ctx ends, starting
+// it again with backoff while the replica cannot be reached.
+func (r *replicator) streamTo(ctx context.Context, log *slog.Logger, t *leader.Term, i int) {
+	token, name := t.Fence().Token, replication.Name(r.urls[i])
+	gen := fmt.Sprintf("term-%019d", token)
+	log = log.With("replica", name, "generation", gen)
 	opts := r.opts
 	opts.Leading = t.Leading
 	var s *replication.Stream
 	for attempt, backoff := 1, time.Second; ; attempt, backoff = attempt+1, min(2*backoff, 30*time.Second) {
 		var err error
-		if s, err = replication.Start(ctx, r.path, r.urls, token, opts); err == nil {
+		if s, err = replication.Start(ctx, r.path, r.urls[i:i+1], token, opts); err == nil {
 			break
 		}
 		if ctx.Err() != nil {
 			return
 		}
-		r.countError()
-		r.setState("not streaming: cannot start the term (" + err.Error() + "); retrying")
-		log.Error("replication: cannot start streaming this term; fetching goes on, retrying",
-			"generation", gen, "attempt", attempt, "retry_in", backoff.String(), "err", err)
+		if r.opts.Observer != nil {
+			r.opts.Observer.ReplicaError(name)
+		}
+		r.setState(i, "not streaming "+gen+": "+err.Error()+"; retrying")
+		log.Error("replication: cannot start streaming to this replica; fetching goes on, retrying",
+			"attempt", attempt, "retry_in", backoff.String(), "err", err)
 		if errors.Is(err, replication.ErrTermTaken) {
 			<-ctx.Done() // not this archive's to stream: the next term tries
 			return
@@ -168,34 +198,28 @@ func (r *replicator) lead(ctx context.Context, t *leader.Term) {
 		}
 	}
 	r.mu.Lock()
-	r.stream = s
+	r.streams[i] = s
 	r.mu.Unlock()
-	log.Info("replication: streaming the archive for this term", "generation", gen, "replicas", r.names())
+	log.Info("replication: streaming the archive for this term")
 	for ctx.Err() == nil {
 		select {
 		case <-ctx.Done():
-		case <-r.flush:
+		case <-r.flush[i]:
 			// A failure is counted by the stream and retried by Litestream.
 			sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			s.Sync(sctx)
 			cancel()
 		}
 	}
-
-	why := "the daemon stopped"
-	select {
-	case <-ended:
-		why = t.Err().Error()
-	default:
-	}
 	stopCtx, stop := context.WithTimeout(context.Background(), 15*time.Second)
 	defer stop()
 	err := s.Stop(stopCtx)
 	r.mu.Lock()
-	r.stream = nil
+	r.streams[i] = nil
 	r.mu.Unlock()
-	r.setState("standing by")
-	log.Info("replication: stopped streaming", "generation", gen, "why", why, "last_sync_err", err)
+	if err != nil {
+		log.Warn("replication: the term's last sync to this replica failed", "err", err)
+	}
 }
 
 // runEnded ships a run's last pages at once rather than at the next sync
@@ -203,9 +227,11 @@ func (r *replicator) lead(ctx context.Context, t *leader.Term) {
 // point-in-time restore between two runs then finds the first whole. It
 // never waits: a sync in course or asked for already covers the run.
 func (r *replicator) runEnded() {
-	select {
-	case r.flush <- struct{}{}:
-	default:
+	for _, c := range r.flush {
+		select {
+		case c <- struct{}{}:
+		default:
+		}
 	}
 }
 
@@ -257,10 +283,16 @@ func (r *replicator) countError() {
 	}
 }
 
-func (r *replicator) setState(s string) {
+// setState sets what /readyz says of the i-th replica while it does not
+// stream; -1: of every replica.
+func (r *replicator) setState(i int, s string) {
 	r.mu.Lock()
-	r.state = s
-	r.mu.Unlock()
+	defer r.mu.Unlock()
+	for j := range r.states {
+		if i < 0 || i == j {
+			r.states[j] = s
+		}
+	}
 }
 
 func (r *replicator) setReady(token int64) {
@@ -295,40 +327,30 @@ func (r *replicator) await(ctx context.Context, t *leader.Term) bool {
 	}
 }
 
-// Status is what the term's stream knows of each replica; nil while none
-// runs.
-func (r *replicator) status() []replication.Status {
-	r.mu.Lock()
-	s := r.stream
-	r.mu.Unlock()
-	if s == nil {
-		return nil
-	}
-	return s.Status()
-}
-
-// detail is /readyz's lines about the replicas. Replication never makes
-// the process unready: a replica that cannot be reached is retried while
-// fetching goes on, and said here.
+// detail is /readyz's lines about the replicas, one each. Replication
+// never makes the process unready: a replica that cannot be reached is
+// retried while fetching goes on, and said here.
 func (r *replicator) detail() []string {
 	if !r.enabled() {
 		return []string{"warning: the archive is not backed up: no archive.replicas configured"}
 	}
-	sts := r.status()
-	if sts == nil {
-		r.mu.Lock()
-		state := r.state
-		r.mu.Unlock()
-		return []string{"replication: " + state + " (" + strings.Join(r.names(), ", ") + ")"}
-	}
-	out := make([]string, 0, len(sts))
-	for _, st := range sts {
-		line := fmt.Sprintf("replication: %s %s: position %s of %s, lag %.1fs, last sync %s, errors %d",
-			st.Replica, st.Generation, st.Position, st.LocalPosition, st.LagSeconds, formatTime(st.LastSync), st.Errors)
-		if st.LastError != "" {
-			line += ", last error: " + st.LastError
+	r.mu.Lock()
+	streams, states := slices.Clone(r.streams), slices.Clone(r.states)
+	r.mu.Unlock()
+	out := make([]string, 0, len(streams))
+	for i, s := range streams {
+		if s == nil {
+			out = append(out, "replication: "+replication.Name(r.urls[i])+": "+states[i])
+			continue
 		}
-		out = append(out, line)
+		for _, st := range s.Status() {
+			line := fmt.Sprintf("replication: %s %s: position %s of %s, lag %.1fs, last sync %s, errors %d",
+				st.Replica, st.Generation, st.Position, st.LocalPosition, st.LagSeconds, formatTime(st.LastSync), st.Errors)
+			if st.LastError != "" {
+				line += ", last error: " + st.LastError
+			}
+			out = append(out, line)
+		}
 	}
 	return out
 }

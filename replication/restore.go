@@ -1,12 +1,14 @@
 package replication
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -58,7 +60,7 @@ func Restore(ctx context.Context, urls []string, out string, opt RestoreOptions)
 		}
 	}
 	var errs []error
-	for _, raw := range urls {
+	for _, raw := range newestFirst(ctx, urls, opt) {
 		r, err := restoreFrom(ctx, raw, out, opt)
 		if err == nil {
 			return r, nil
@@ -66,6 +68,33 @@ func Restore(ctx context.Context, urls []string, out string, opt RestoreOptions)
 		errs = append(errs, err)
 	}
 	return Restored{}, errors.Join(errs...)
+}
+
+// newestFirst orders the replicas by the newest term each holds that the
+// restore may read, newest first (in configured order among equals): a
+// replica that was down during the last term must not win over one that
+// has it. One that cannot be listed goes last, where its error is reported
+// if no other has the state.
+func newestFirst(ctx context.Context, urls []string, opt RestoreOptions) []string {
+	if len(urls) < 2 {
+		return urls
+	}
+	newest := make(map[string]int64, len(urls))
+	for _, raw := range urls {
+		newest[raw] = -1
+		ts, err := Terms(ctx, raw)
+		if err != nil {
+			continue
+		}
+		for _, t := range ts {
+			if (opt.Before == 0 || t.Token < opt.Before) && (opt.At.IsZero() || !t.Started.After(opt.At)) {
+				newest[raw] = max(newest[raw], t.Token)
+			}
+		}
+	}
+	out := slices.Clone(urls)
+	slices.SortStableFunc(out, func(a, b string) int { return cmp.Compare(newest[b], newest[a]) })
+	return out
 }
 
 func restoreFrom(ctx context.Context, raw, out string, opt RestoreOptions) (Restored, error) {

@@ -2,6 +2,8 @@ package replication
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -68,13 +71,15 @@ type streamed struct {
 	local, wrote ltx.TXID
 }
 
-// metaDir is where Litestream keeps its local state for the i-th replica
-// of a term. It is emptied at the term's start (a term begins with a full
+// metaDir is where Litestream keeps its local state for one replica of a
+// term (named by a digest of its URL: streams of one replica each, in one
+// process, never share it). It is emptied at the term's start (a term begins with a full
 // snapshot), and each term has its own: a deposed leader's Litestream,
 // still running on the same archive file for a moment, never shares it
 // with the next term's.
-func metaDir(path string, token int64, i int) string {
-	return filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+"-replicas", termDir(token), fmt.Sprint(i))
+func metaDir(path string, token int64, raw string) string {
+	sum := sha256.Sum256([]byte(raw))
+	return filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+"-replicas", termDir(token), hex.EncodeToString(sum[:6]))
 }
 
 // dropOldMeta removes the local state of other terms streamed from this
@@ -119,7 +124,7 @@ func Start(ctx context.Context, path string, urls []string, token int64, opts Op
 	s := &Stream{path: path, token: token, opts: opts, stop: make(chan struct{}), done: make(chan struct{})}
 	dropOldMeta(path, token)
 	var dbs []*litestream.DB
-	for i, raw := range urls {
+	for _, raw := range urls {
 		root, err := open(ctx, raw)
 		if err != nil {
 			return nil, err
@@ -137,7 +142,7 @@ func Start(ctx context.Context, path string, urls []string, token int64, opts Op
 			return nil, fmt.Errorf("replica %s: %w", Name(raw), err)
 		}
 		r := &streamed{url: raw, name: Name(raw)}
-		meta := metaDir(path, token, i)
+		meta := metaDir(path, token, raw)
 		if err := os.RemoveAll(meta); err != nil {
 			return nil, err
 		}
@@ -287,8 +292,22 @@ func (s *Stream) Status() []Status {
 	return out
 }
 
+// statusMu orders the status file's updates by the streams of one process
+// (one stream per replica, each updating its own entries).
+var statusMu sync.Mutex
+
 func (s *Stream) writeStatus() {
-	data, err := json.Marshal(s.Status())
+	statusMu.Lock()
+	defer statusMu.Unlock()
+	mine := s.Status()
+	var all []Status
+	if data, err := os.ReadFile(statusPath(s.path)); err == nil {
+		json.Unmarshal(data, &all)
+	}
+	all = slices.DeleteFunc(all, func(st Status) bool {
+		return slices.ContainsFunc(mine, func(m Status) bool { return m.Replica == st.Replica })
+	})
+	data, err := json.Marshal(append(all, mine...))
 	if err != nil {
 		return
 	}

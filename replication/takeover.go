@@ -43,17 +43,23 @@ type Replacer interface {
 // so nothing is done. ok is false when there was nothing to adopt.
 func Takeover(ctx context.Context, urls []string, token int64, db Replacer, opt RestoreOptions) (r Restored, ok bool, err error) {
 	if own := ownTerm(db.Path()); own != 0 {
-		newest := int64(0)
+		newest, read := int64(0), 0
+		var errs []error
 		for _, raw := range urls {
 			ts, err := Terms(ctx, raw)
 			if err != nil {
-				return Restored{}, false, err
+				errs = append(errs, fmt.Errorf("replica %s: list terms: %w", Name(raw), err))
+				continue
 			}
+			read++
 			for _, t := range ts {
 				if t.Token < token && t.Token > newest {
 					newest = t.Token
 				}
 			}
+		}
+		if read == 0 {
+			return Restored{}, false, errors.Join(errs...)
 		}
 		if newest <= own {
 			return Restored{}, false, nil
