@@ -191,7 +191,25 @@ regions:
 	if r := w.run("archive", "restore"); r.code == 0 || !strings.Contains(r.stderr, "exists") {
 		t.Errorf("restore over the live archive: exit %d %q", r.code, r.stderr)
 	}
-	w.assertNoKey(first.logs.String(), second.logs.String(), back.logs.String())
+
+	// Restore-on-start: a run on a host with no archive restores the
+	// replica's newest state first, then fetches.
+	fresh := filepath.Join(w.dir, "fresh", "ytrend.db")
+	w.env["YTREND_DB"] = fresh
+	res := w.mustRun("run", "--once")
+	if !strings.Contains(res.stderr, "restore on start: restored the archive from its replica") {
+		t.Errorf("run on a new host did not say it restored:\n%s", res.stderr)
+	}
+	restored, final := runsOf(t, fresh), runsOf(t, back.db)
+	for id := range final {
+		if _, ok := restored[id]; !ok {
+			t.Errorf("run %d of the last leader is not in the archive restored on start", id)
+		}
+	}
+	if len(restored) != len(final)+len(codes) {
+		t.Errorf("the new host holds %d runs; want the %d restored and %d of its own", len(restored), len(final), len(codes))
+	}
+	w.assertNoKey(first.logs.String(), second.logs.String(), back.logs.String(), res.stderr)
 }
 
 // between finds a time between two runs of the new leader (runs not in
