@@ -126,38 +126,21 @@ func TestRestoreAtTimeBetweenTwoFetches(t *testing.T) {
 func TestRestoreFromABadReplicaNamesItAndTouchesNothing(t *testing.T) {
 	ctx := context.Background()
 	missing := "file://" + filepath.Join(t.TempDir(), "never-written")
-
-	db, path := archivetest.Open(t)
-	corrupt := fileURL(t)
-	s := start(t, path, []string{corrupt}, 3)
-	saveCharts(t, db, 0, 2)
-	if err := s.Sync(ctx); err != nil {
-		t.Fatal(err)
-	}
-	s.Stop(ctx)
-	dir := strings.TrimPrefix(corrupt, "file://")
-	n := 0
-	filepath.WalkDir(filepath.Join(dir, "term-0000000000000000003"), func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".ltx") {
-			data, _ := os.ReadFile(p)
-			for i := 100; i < len(data)-16; i += 97 {
-				data[i] ^= 0xff
-			}
-			os.WriteFile(p, data, 0o644)
-			n++
-		}
-		return nil
-	})
-	if n == 0 {
-		t.Fatal("no LTX file to corrupt")
-	}
-
+	const gen = "term-0000000000000000003"
 	for _, tc := range []struct {
-		name, url string
-		want      []string
+		name string
+		url  string
+		want []string
 	}{
 		{"missing", missing, []string{"never-written", "no term"}},
-		{"corrupt", corrupt, []string{filepath.Base(filepath.Dir(dir)), "generation term-0000000000000000003"}},
+		{"empty", damaged(t, gen, func([]byte) []byte { return nil }), []string{"replica", gen}},
+		{"truncated", damaged(t, gen, func(b []byte) []byte { return b[:len(b)/2] }), []string{"replica", gen}},
+		{"corrupt", damaged(t, gen, func(b []byte) []byte {
+			for i := 100; i < len(b)-16; i += 97 {
+				b[i] ^= 0xff
+			}
+			return b
+		}), []string{"replica", "generation " + gen}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "restored.db")
@@ -165,7 +148,7 @@ func TestRestoreFromABadReplicaNamesItAndTouchesNothing(t *testing.T) {
 			if err == nil {
 				t.Fatal("restored")
 			}
-			for _, w := range tc.want {
+			for _, w := range append(tc.want, filepath.Base(strings.TrimPrefix(tc.url, "file://"))) {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("error %q does not name %q", err, w)
 				}
@@ -175,6 +158,38 @@ func TestRestoreFromABadReplicaNamesItAndTouchesNothing(t *testing.T) {
 			}
 		})
 	}
+}
+
+// damaged is a file replica holding one term (gen, token 3) of two pages,
+// every LTX file of which was passed through damage (nil: removed).
+func damaged(tb testing.TB, gen string, damage func([]byte) []byte) string {
+	tb.Helper()
+	ctx := context.Background()
+	db, path := archivetest.Open(tb)
+	url := fileURL(tb)
+	s := start(tb, path, []string{url}, 3)
+	saveCharts(tb, db, 0, 2)
+	if err := s.Sync(ctx); err != nil {
+		tb.Fatal(err)
+	}
+	s.Stop(ctx)
+	n := 0
+	filepath.WalkDir(filepath.Join(strings.TrimPrefix(url, "file://"), gen), func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".ltx") {
+			data, _ := os.ReadFile(p)
+			if data = damage(data); data == nil {
+				os.Remove(p)
+			} else {
+				os.WriteFile(p, data, 0o644)
+			}
+			n++
+		}
+		return nil
+	})
+	if n == 0 {
+		tb.Fatal("no LTX file to damage")
+	}
+	return url
 }
 
 // TestDeposedTermWritesNothingToTheNext: a leader whose term ended keeps
