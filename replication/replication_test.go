@@ -305,6 +305,12 @@ func TestTakeoverAdoptsThePreviousTerm(t *testing.T) {
 	if want := []string{"g-both", "g-old", "g-standby"}; !slices.Equal(grants, want) {
 		t.Errorf("quota_grants after takeover %v, want %v", grants, want)
 	}
+	// The standby registered when it stored its page; it still is, so its
+	// sweep never takes its own runs in flight for abandoned ones.
+	var mine int
+	if err := standby.Reader().QueryRowContext(ctx, `SELECT count(*) FROM instances WHERE id = ?`, standby.Instance()).Scan(&mine); err != nil || mine != 1 {
+		t.Errorf("the standby's row in instances after takeover: %d (%v), want 1", mine, err)
+	}
 	archivetest.Integrity(t, standby)
 	saveCharts(t, standby, 20000, 1) // the new leader fetches on
 	var n int

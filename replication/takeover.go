@@ -83,7 +83,10 @@ func Takeover(ctx context.Context, urls []string, token int64, db Replacer, opt 
 	}
 	// The budget's records of grants are keyed by grant id: the union of the
 	// standby's and the previous term's forgets none and counts none twice.
-	if err := db.ReplaceWith(ctx, tmp, "quota_grants", "quota_mirror"); err != nil {
+	// The processes registered in this archive (instances) stay too: a
+	// process whose row vanished would see its own runs in flight as
+	// abandoned, and its sweep would mark them interrupted.
+	if err := db.ReplaceWith(ctx, tmp, "quota_grants", "quota_mirror", "instances"); err != nil {
 		return Restored{}, false, fmt.Errorf("adopt %s from replica %s: %w", r.Generation, r.Replica, err)
 	}
 	return r, true, nil
