@@ -86,6 +86,23 @@ regions:
 		t.Fatalf("the old term replicated %d runs", len(oldRuns))
 	}
 	waitFor(t, "the new leader's fetches", 60*time.Second, func() bool { return second.requests.Load() >= 8 })
+	// Another process writes the leader's archive: Litestream ships its
+	// WAL too (checked below: the run reaches the next leader).
+	w.env["YTREND_DB"] = second.db
+	w.mustRun("fetch", "GB")
+	probe := filepath.Join(w.dir, "probe.db")
+	waitFor(t, "the fetch's run in the leader's replica", 60*time.Second, func() bool {
+		os.Remove(probe)
+		if _, err := replication.Restore(ctx, []string{repl}, probe, replication.RestoreOptions{}); err != nil {
+			return false
+		}
+		for _, r := range runsOf(t, probe) {
+			if r.Trigger == store.TriggerCLI {
+				return true
+			}
+		}
+		return false
+	})
 
 	// 2. The killed one returns as a standby; the leader freezes past its
 	// lease, the standby takes over, the frozen one wakes.
@@ -205,6 +222,15 @@ regions:
 		if _, ok := restored[id]; !ok {
 			t.Errorf("run %d of the last leader is not in the archive restored on start", id)
 		}
+	}
+	cli := 0
+	for _, r := range final {
+		if r.Trigger == store.TriggerCLI {
+			cli++
+		}
+	}
+	if cli != 1 {
+		t.Errorf("the last leader holds %d runs of the fetch run beside its predecessor, want 1: its WAL was shipped", cli)
 	}
 	if len(restored) != len(final)+len(codes) {
 		t.Errorf("the new host holds %d runs; want the %d restored and %d of its own", len(restored), len(final), len(codes))
