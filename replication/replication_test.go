@@ -367,3 +367,52 @@ func grant(tb testing.TB, db *store.DB, id string) {
 		tb.Fatal(err)
 	}
 }
+
+// TestEndedTermsArePrunedAfterTheRetention: a term's start deletes the
+// terms that ended more than the retention ago (files and index marker),
+// and keeps the one that just ended.
+func TestEndedTermsArePrunedAfterTheRetention(t *testing.T) {
+	ctx := context.Background()
+	url := fileURL(t)
+	dir := strings.TrimPrefix(url, "file://")
+	db, path := archivetest.Open(t)
+	o := opts()
+	o.Retention = 50 * time.Millisecond
+	for token := int64(1); token <= 3; token++ {
+		if token == 3 { // term 1 ended when term 2 started: wait out the retention since
+			ts, err := replication.Terms(ctx, url)
+			if err != nil || len(ts) != 2 {
+				t.Fatalf("terms %v, %v", ts, err)
+			}
+			for time.Since(ts[0].Started) <= o.Retention {
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+		s, err := replication.Start(ctx, path, []string{url}, token, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		saveCharts(t, db, int(token)*1000, 1)
+		if err := s.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		s.Stop(ctx)
+	}
+	ts, err := replication.Terms(ctx, url)
+	if err != nil || len(ts) != 2 || ts[0].Token != 3 || ts[1].Token != 2 {
+		t.Errorf("terms after the third started: %v, %v; want 3 and 2 (1 pruned)", ts, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "term-0000000000000000001")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("term 1's files: %v, want pruned", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "term-0000000000000000002")); err != nil {
+		t.Errorf("term 2's files, ended just now: %v, want kept", err)
+	}
+	out := filepath.Join(t.TempDir(), "restored.db")
+	if _, err := replication.Restore(ctx, []string{url}, out, replication.RestoreOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := videos(t, out); got != 150 {
+		t.Errorf("restored %d videos, want 150", got)
+	}
+}
