@@ -1,9 +1,10 @@
 // Package daemon is ytrend's long-running process, `ytrend run`: one type
 // that owns the regions' jobs and the fetcher they share, the budget's
 // upkeep (the epoch check and the audit of this process's grants), the
-// leader election among replicas, the sweep of runs that crashed processes
-// abandoned, the archive's maintenance, and the HTTP listeners (metrics and
-// --serve).
+// leader election among replicas, the leader's stream of the archive to its
+// replicas (replication.go: one term each, adopting the previous term
+// first), the sweep of runs that crashed processes abandoned, the archive's
+// maintenance, and the HTTP listeners (metrics and --serve).
 //
 // Its life is river's Client's: New wires it from the configuration,
 // Start starts every part, Stop is the soft stop (no new run; in-flight
@@ -29,6 +30,7 @@ import (
 	"github.com/ytrend/ytrend/leader"
 	"github.com/ytrend/ytrend/metrics"
 	"github.com/ytrend/ytrend/quota"
+	"github.com/ytrend/ytrend/replication"
 	"github.com/ytrend/ytrend/scheduler"
 	"github.com/ytrend/ytrend/server"
 	"github.com/ytrend/ytrend/store"
@@ -63,6 +65,7 @@ type Daemon struct {
 	jobs     []config.Job
 	elector  *leader.Elector
 	instance string
+	replicas *replicator // the archive's replicas: streamed by the leader
 
 	servers []*http.Server
 	web     *server.Server // with opts.Serve
@@ -119,11 +122,17 @@ func (d *Daemon) wire(ctx context.Context, env config.Env) error {
 	if d.fetcher, err = ingest.New(ctx, d.limiter, d.db, fopts); err != nil {
 		return err
 	}
+	var obs replication.Observer
+	if d.metrics != nil {
+		obs = d.metrics
+	}
+	d.replicas = newReplicator(d.cfg, d.db, obs, d.log)
 	d.elector = leader.New(d.limiter.Leases(), d.instance, d.cfg.Scheduler.LeaderTTL.D(), leader.WithLogger(d.log),
 		leader.OnChange(func(leading bool) {
 			if d.metrics != nil {
 				d.metrics.SetLeader(leading)
 			}
+			d.replicas.poke()
 		}))
 	d.sched = scheduler.New(d.jobs, d.fire, d.log)
 	if spec, ok, _ := d.cfg.MaintenanceSchedule(); ok { // validated at load
@@ -188,6 +197,9 @@ func (d *Daemon) Start(ctx context.Context) error {
 	}
 	if !d.opts.Once {
 		d.background.Go(func() { d.elector.Run(bg) })
+		if d.replicas.enabled() {
+			d.replicas.start(d.elector)
+		}
 		// A process that dies on another host leaves its runs "running";
 		// this one notices within a minute or two, not only at its start.
 		d.background.Go(func() { d.db.Sweep(bg, d.swept) })
@@ -208,6 +220,7 @@ func (d *Daemon) Start(ctx context.Context) error {
 	}
 
 	if d.opts.Once {
+		d.replicas.logStart(true)
 		d.done = make(chan struct{})
 		go func() {
 			defer close(d.done)
@@ -217,14 +230,7 @@ func (d *Daemon) Start(ctx context.Context) error {
 	}
 	d.sched.Start()
 	d.log.Info("scheduler started", "regions", len(d.jobs), "credential", d.cfg.Credential, "budget", d.budget.Name())
-	if len(d.cfg.Archive.Replicas) == 0 {
-		d.log.Warn("the archive is not backed up: no archive.replicas configured")
-	} else {
-		// The replication package streams, restores and reports, but is
-		// not wired into the daemon yet (issue 20): say so, never pretend.
-		d.log.Warn("archive.replicas is configured, but this build's ytrend run does not replicate yet: "+
-			"the archive is not backed up", "replicas", len(d.cfg.Archive.Replicas))
-	}
+	d.replicas.logStart(false)
 	for _, fire := range d.sched.Next() {
 		d.log.Info("next run", "job", fire.Name, "at", fire.At.Format(time.RFC3339))
 	}
@@ -278,6 +284,9 @@ func (d *Daemon) Done() <-chan struct{} { return d.done }
 func (d *Daemon) Close() {
 	d.closeOnce.Do(func() {
 		d.closeServers()
+		// The runs ended (Stop): the term's last pages reach its replicas
+		// before the lease is released and a standby adopts the term.
+		d.replicas.close()
 		if d.stopBackground != nil {
 			d.stopBackground()
 		}
@@ -300,10 +309,15 @@ func (d *Daemon) fire(ctx context.Context, job config.Job, stop <-chan struct{})
 			return
 		}
 		j.Term = term
+		if !d.replicas.await(ctx, term) { // the takeover adopts the previous terms first
+			return
+		}
 	}
-	if rep := d.fetcher.Fetch(ctx, j); rep.Status == ingest.StatusFenced && term != nil {
+	rep := d.fetcher.Fetch(ctx, j)
+	if rep.Status == ingest.StatusFenced && term != nil {
 		term.StepDown("the budget refused this replica's fence")
 	}
+	d.replicas.runEnded()
 }
 
 func (d *Daemon) observe(rep ingest.Report) {
@@ -345,6 +359,7 @@ func (d *Daemon) readiness(ctx context.Context) ([]string, error) {
 			detail = append(detail, "standing by: another replica leads, or none yet ("+d.instance+")")
 		}
 	}
+	detail = append(detail, d.replicas.detail()...)
 	if err := d.db.Ping(ctx); err != nil {
 		return detail, err
 	}

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -124,38 +126,21 @@ func TestRestoreAtTimeBetweenTwoFetches(t *testing.T) {
 func TestRestoreFromABadReplicaNamesItAndTouchesNothing(t *testing.T) {
 	ctx := context.Background()
 	missing := "file://" + filepath.Join(t.TempDir(), "never-written")
-
-	db, path := archivetest.Open(t)
-	corrupt := fileURL(t)
-	s := start(t, path, []string{corrupt}, 3)
-	saveCharts(t, db, 0, 2)
-	if err := s.Sync(ctx); err != nil {
-		t.Fatal(err)
-	}
-	s.Stop(ctx)
-	dir := strings.TrimPrefix(corrupt, "file://")
-	n := 0
-	filepath.WalkDir(filepath.Join(dir, "term-0000000000000000003"), func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".ltx") {
-			data, _ := os.ReadFile(p)
-			for i := 100; i < len(data)-16; i += 97 {
-				data[i] ^= 0xff
-			}
-			os.WriteFile(p, data, 0o644)
-			n++
-		}
-		return nil
-	})
-	if n == 0 {
-		t.Fatal("no LTX file to corrupt")
-	}
-
+	const gen = "term-0000000000000000003"
 	for _, tc := range []struct {
-		name, url string
-		want      []string
+		name string
+		url  string
+		want []string
 	}{
 		{"missing", missing, []string{"never-written", "no term"}},
-		{"corrupt", corrupt, []string{filepath.Base(filepath.Dir(dir)), "generation term-0000000000000000003"}},
+		{"empty", damaged(t, gen, func([]byte) []byte { return nil }), []string{"replica", gen}},
+		{"truncated", damaged(t, gen, func(b []byte) []byte { return b[:len(b)/2] }), []string{"replica", gen}},
+		{"corrupt", damaged(t, gen, func(b []byte) []byte {
+			for i := 100; i < len(b)-16; i += 97 {
+				b[i] ^= 0xff
+			}
+			return b
+		}), []string{"replica", "generation " + gen}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "restored.db")
@@ -163,7 +148,7 @@ func TestRestoreFromABadReplicaNamesItAndTouchesNothing(t *testing.T) {
 			if err == nil {
 				t.Fatal("restored")
 			}
-			for _, w := range tc.want {
+			for _, w := range append(tc.want, filepath.Base(strings.TrimPrefix(tc.url, "file://"))) {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("error %q does not name %q", err, w)
 				}
@@ -173,6 +158,38 @@ func TestRestoreFromABadReplicaNamesItAndTouchesNothing(t *testing.T) {
 			}
 		})
 	}
+}
+
+// damaged is a file replica holding one term (gen, token 3) of two pages,
+// every LTX file of which was passed through damage (nil: removed).
+func damaged(tb testing.TB, gen string, damage func([]byte) []byte) string {
+	tb.Helper()
+	ctx := context.Background()
+	db, path := archivetest.Open(tb)
+	url := fileURL(tb)
+	s := start(tb, path, []string{url}, 3)
+	saveCharts(tb, db, 0, 2)
+	if err := s.Sync(ctx); err != nil {
+		tb.Fatal(err)
+	}
+	s.Stop(ctx)
+	n := 0
+	filepath.WalkDir(filepath.Join(strings.TrimPrefix(url, "file://"), gen), func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".ltx") {
+			data, _ := os.ReadFile(p)
+			if data = damage(data); data == nil {
+				os.Remove(p)
+			} else {
+				os.WriteFile(p, data, 0o644)
+			}
+			n++
+		}
+		return nil
+	})
+	if n == 0 {
+		tb.Fatal("no LTX file to damage")
+	}
+	return url
 }
 
 // TestDeposedTermWritesNothingToTheNext: a leader whose term ended keeps
@@ -185,13 +202,27 @@ func TestDeposedTermWritesNothingToTheNext(t *testing.T) {
 	dir := strings.TrimPrefix(url, "file://")
 
 	old, oldPath := archivetest.Open(t)
-	first := start(t, oldPath, []string{url}, 1)
+	var leading atomic.Bool
+	leading.Store(true)
+	o := opts()
+	o.Leading = leading.Load
+	first, err := replication.Start(ctx, oldPath, []string{url}, 1, o)
+	if err != nil {
+		t.Fatal(err)
+	}
 	saveCharts(t, old, 0, 1)
 	if err := first.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
-	first.Stop(ctx) // the term ended
+	// The term ends by the leader's own clock (a pause past its lease); its
+	// stream is not stopped yet, and the leader stores pages in flight.
+	leading.Store(false)
 	before := listing(t, dir)
+	saveCharts(t, old, 50, 1)
+	if err := first.Sync(ctx); !errors.Is(err, replication.ErrTermEnded) {
+		t.Errorf("a sync after the term ended: %v, want ErrTermEnded", err)
+	}
+	first.Stop(ctx)
 
 	next, nextPath := archivetest.Open(t)
 	second := start(t, nextPath, []string{url}, 2)
@@ -246,18 +277,39 @@ func TestTakeoverAdoptsThePreviousTerm(t *testing.T) {
 	old, oldPath := archivetest.Open(t)
 	first := start(t, oldPath, []string{url}, 4)
 	saveCharts(t, old, 0, 3)
+	grant(t, old, "g-old")
+	grant(t, old, "g-both")
 	if err := first.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
 
 	standby, _ := archivetest.Open(t)
 	saveCharts(t, standby, 9000, 1) // what a standby had of its own
-	tmp := filepath.Join(t.TempDir(), "previous.db")
-	if _, err := replication.Restore(ctx, []string{url}, tmp, replication.RestoreOptions{Before: 5}); err != nil {
+	grant(t, standby, "g-standby")
+	grant(t, standby, "g-both")
+	if _, ok, err := replication.Takeover(ctx, []string{url}, 5, standby, replication.RestoreOptions{}); err != nil || !ok {
+		t.Fatalf("takeover: adopted %v, %v", ok, err)
+	}
+	// The budget's records of grants are the union: none forgotten, none twice.
+	var grants []string
+	rows, err := standby.Reader().QueryContext(ctx, `SELECT id FROM quota_grants ORDER BY id`)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := standby.ReplaceWith(ctx, tmp); err != nil {
-		t.Fatal(err)
+	for rows.Next() {
+		var id string
+		rows.Scan(&id)
+		grants = append(grants, id)
+	}
+	rows.Close()
+	if want := []string{"g-both", "g-old", "g-standby"}; !slices.Equal(grants, want) {
+		t.Errorf("quota_grants after takeover %v, want %v", grants, want)
+	}
+	// The standby registered when it stored its page; it still is, so its
+	// sweep never takes its own runs in flight for abandoned ones.
+	var mine int
+	if err := standby.Reader().QueryRowContext(ctx, `SELECT count(*) FROM instances WHERE id = ?`, standby.Instance()).Scan(&mine); err != nil || mine != 1 {
+		t.Errorf("the standby's row in instances after takeover: %d (%v), want 1", mine, err)
 	}
 	archivetest.Integrity(t, standby)
 	saveCharts(t, standby, 20000, 1) // the new leader fetches on
@@ -266,4 +318,101 @@ func TestTakeoverAdoptsThePreviousTerm(t *testing.T) {
 		t.Errorf("after takeover and one more page: %d videos (%v), want 150 + 50", n, err)
 	}
 	archivetest.Integrity(t, standby)
+
+	// The old archive streams term 4 again (its own: a restart); another
+	// archive cannot claim it, whatever the fence token says.
+	first.Stop(ctx)
+	again := start(t, oldPath, []string{url}, 4)
+	again.Stop(ctx)
+	if _, err := replication.Start(ctx, filepath.Join(t.TempDir(), "other.db"), []string{url}, 4, opts()); !errors.Is(err, replication.ErrTermTaken) {
+		t.Errorf("another archive streaming term 4: %v, want ErrTermTaken", err)
+	}
+}
+
+// TestRestoredLeaseContinuesPastEveryTerm: the embedded ledger's lease in
+// a restored archive hands out no fence token a term already used.
+func TestRestoredLeaseContinuesPastEveryTerm(t *testing.T) {
+	ctx := context.Background()
+	url := fileURL(t)
+	db, path := archivetest.Open(t)
+	if _, err := db.Writer().ExecContext(ctx, `INSERT INTO quota_lease VALUES ('c', 'h', 3, 0)`); err != nil {
+		t.Fatal(err)
+	}
+	s := start(t, path, []string{url}, 3)
+	if err := s.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s.Stop(ctx)
+	start(t, filepath.Join(t.TempDir(), "later.db"), []string{url}, 9).Stop(ctx) // a later term, empty
+	out := filepath.Join(t.TempDir(), "restored.db")
+	if _, err := replication.Restore(ctx, []string{url}, out, replication.RestoreOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := store.Open(ctx, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var holder string
+	var token int64
+	if err := r.Reader().QueryRowContext(ctx, `SELECT holder, token FROM quota_lease`).Scan(&holder, &token); err != nil || token != 9 || holder != "" {
+		t.Errorf("restored lease: holder %q token %d (%v), want released at 9", holder, token, err)
+	}
+}
+
+func grant(tb testing.TB, db *store.DB, id string) {
+	tb.Helper()
+	if _, err := db.Writer().ExecContext(context.Background(),
+		`INSERT INTO quota_grants (credential, id, call, costs, at, epoch) VALUES ('c', ?, 'videos.list', '{"daily":1}', 1, '')`, id); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// TestEndedTermsArePrunedAfterTheRetention: a term's start deletes the
+// terms that ended more than the retention ago (files and index marker),
+// and keeps the one that just ended.
+func TestEndedTermsArePrunedAfterTheRetention(t *testing.T) {
+	ctx := context.Background()
+	url := fileURL(t)
+	dir := strings.TrimPrefix(url, "file://")
+	db, path := archivetest.Open(t)
+	o := opts()
+	o.Retention = 50 * time.Millisecond
+	for token := int64(1); token <= 3; token++ {
+		if token == 3 { // term 1 ended when term 2 started: wait out the retention since
+			ts, err := replication.Terms(ctx, url)
+			if err != nil || len(ts) != 2 {
+				t.Fatalf("terms %v, %v", ts, err)
+			}
+			for time.Since(ts[0].Started) <= o.Retention {
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+		s, err := replication.Start(ctx, path, []string{url}, token, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		saveCharts(t, db, int(token)*1000, 1)
+		if err := s.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		s.Stop(ctx)
+	}
+	ts, err := replication.Terms(ctx, url)
+	if err != nil || len(ts) != 2 || ts[0].Token != 3 || ts[1].Token != 2 {
+		t.Errorf("terms after the third started: %v, %v; want 3 and 2 (1 pruned)", ts, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "term-0000000000000000001")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("term 1's files: %v, want pruned", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "term-0000000000000000002")); err != nil {
+		t.Errorf("term 2's files, ended just now: %v, want kept", err)
+	}
+	out := filepath.Join(t.TempDir(), "restored.db")
+	if _, err := replication.Restore(ctx, []string{url}, out, replication.RestoreOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := videos(t, out); got != 150 {
+		t.Errorf("restored %d videos, want 150", got)
+	}
 }

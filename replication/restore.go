@@ -1,11 +1,15 @@
 package replication
 
 import (
+	"cmp"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/benbjohnson/litestream"
@@ -18,6 +22,9 @@ var (
 	// ErrExists: the output file exists and holds data; a restore never
 	// overwrites an archive.
 	ErrExists = errors.New("replica: output file exists")
+	// ErrTermTaken: the replica already holds a term with this fence token,
+	// written from another archive; the term is not streamed.
+	ErrTermTaken = errors.New("replica: another archive already wrote this term")
 )
 
 // RestoreOptions select what a restore reads.
@@ -53,7 +60,7 @@ func Restore(ctx context.Context, urls []string, out string, opt RestoreOptions)
 		}
 	}
 	var errs []error
-	for _, raw := range urls {
+	for _, raw := range newestFirst(ctx, urls, opt) {
 		r, err := restoreFrom(ctx, raw, out, opt)
 		if err == nil {
 			return r, nil
@@ -61,6 +68,33 @@ func Restore(ctx context.Context, urls []string, out string, opt RestoreOptions)
 		errs = append(errs, err)
 	}
 	return Restored{}, errors.Join(errs...)
+}
+
+// newestFirst orders the replicas by the newest term each holds that the
+// restore may read, newest first (in configured order among equals): a
+// replica that was down during the last term must not win over one that
+// has it. One that cannot be listed goes last, where its error is reported
+// if no other has the state.
+func newestFirst(ctx context.Context, urls []string, opt RestoreOptions) []string {
+	if len(urls) < 2 {
+		return urls
+	}
+	newest := make(map[string]int64, len(urls))
+	for _, raw := range urls {
+		newest[raw] = -1
+		ts, err := Terms(ctx, raw)
+		if err != nil {
+			continue
+		}
+		for _, t := range ts {
+			if (opt.Before == 0 || t.Token < opt.Before) && (opt.At.IsZero() || !t.Started.After(opt.At)) {
+				newest[raw] = max(newest[raw], t.Token)
+			}
+		}
+	}
+	out := slices.Clone(urls)
+	slices.SortStableFunc(out, func(a, b string) int { return cmp.Compare(newest[b], newest[a]) })
+	return out
 }
 
 func restoreFrom(ctx context.Context, raw, out string, opt RestoreOptions) (Restored, error) {
@@ -78,6 +112,10 @@ func restoreFrom(ctx context.Context, raw, out string, opt RestoreOptions) (Rest
 		}
 		r, err := restoreTerm(ctx, raw, t, out, opt)
 		if err == nil {
+			if err := continueLease(ctx, out, ts[0].Token); err != nil {
+				os.Remove(out)
+				return Restored{}, fmt.Errorf("replica %s generation %s: %w", Name(raw), t.Generation(), err)
+			}
 			return r, nil
 		}
 		if !errors.Is(err, ErrEmpty) {
@@ -129,4 +167,21 @@ func restoreTerm(ctx context.Context, raw string, t Term, out string, opt Restor
 		r.TXID, r.At = p.TXID.String(), p.At
 	}
 	return r, nil
+}
+
+// continueLease makes the embedded ledger's leader lease in a restored
+// archive continue past every term the replica has seen: a copy from before
+// the last terms would otherwise hand out their fence tokens again, and two
+// terms would share a replica path. The lease is left released.
+func continueLease(ctx context.Context, path string, newest int64) error {
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	_, err = db.ExecContext(ctx, `UPDATE quota_lease SET token = max(token, ?), holder = '', expires_at = 0`, newest)
+	if err != nil && strings.Contains(err.Error(), "no such table") {
+		return nil // not a ytrend archive's schema yet: nothing to continue
+	}
+	return err
 }

@@ -2,6 +2,8 @@ package replication
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -30,7 +33,16 @@ type Options struct {
 	Retention        time.Duration // snapshots and ended terms kept this long
 	Logger           *slog.Logger
 	Observer         Observer // nil: none
+	// Leading says, by this process's own clock, whether the term still
+	// lasts (leader.Term.Leading). Once it is false no write or delete
+	// reaches a replica, even before the stream is stopped: a deposed
+	// leader that wakes from a pause ships nothing, like its fenced
+	// budget calls. nil: always (a test, a one-off stream).
+	Leading func() bool
 }
+
+// ErrTermEnded: the stream's term ended; a replica write was refused.
+var ErrTermEnded = errors.New("replica: the term ended; nothing more is written to it")
 
 // Stream is one term's replication of the archive to every replica: it
 // writes only below <replica>/term-<token>. Stop it when the term ends.
@@ -59,10 +71,27 @@ type streamed struct {
 	local, wrote ltx.TXID
 }
 
-// metaDir is where Litestream keeps its local state for the i-th replica.
-// It is emptied at each term's start: a term begins with a full snapshot.
-func metaDir(path string, i int) string {
-	return filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+"-replicas", fmt.Sprint(i))
+// metaDir is where Litestream keeps its local state for one replica of a
+// term (named by a digest of its URL: streams of one replica each, in one
+// process, never share it). It is emptied at the term's start (a term begins with a full
+// snapshot), and each term has its own: a deposed leader's Litestream,
+// still running on the same archive file for a moment, never shares it
+// with the next term's.
+func metaDir(path string, token int64, raw string) string {
+	sum := sha256.Sum256([]byte(raw))
+	return filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+"-replicas", termDir(token), hex.EncodeToString(sum[:6]))
+}
+
+// dropOldMeta removes the local state of other terms streamed from this
+// archive file (best effort: a deposed process may still hold its own).
+func dropOldMeta(path string, token int64) {
+	dir := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+"-replicas")
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if e.IsDir() && e.Name() != termDir(token) {
+			os.RemoveAll(filepath.Join(dir, e.Name()))
+		}
+	}
 }
 
 // statusPath is the file a stream keeps its status in, for `ytrend archive
@@ -93,14 +122,15 @@ func Start(ctx context.Context, path string, urls []string, token int64, opts Op
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Stream{path: path, token: token, opts: opts, stop: make(chan struct{}), done: make(chan struct{})}
+	dropOldMeta(path, token)
 	var dbs []*litestream.DB
-	for i, raw := range urls {
+	for _, raw := range urls {
 		root, err := open(ctx, raw)
 		if err != nil {
 			return nil, err
 		}
-		if err := markTerm(ctx, root, token, time.Now()); err != nil {
-			return nil, fmt.Errorf("replica %s: record %s: %w", Name(raw), termDir(token), err)
+		if err := claimTerm(ctx, root, path, token); err != nil {
+			return nil, fmt.Errorf("replica %s: %w", Name(raw), err)
 		}
 		s.prune(ctx, raw, root)
 		turl, err := TermURL(raw, token)
@@ -112,14 +142,14 @@ func Start(ctx context.Context, path string, urls []string, token int64, opts Op
 			return nil, fmt.Errorf("replica %s: %w", Name(raw), err)
 		}
 		r := &streamed{url: raw, name: Name(raw)}
-		meta := metaDir(path, i)
+		meta := metaDir(path, token, raw)
 		if err := os.RemoveAll(meta); err != nil {
 			return nil, err
 		}
 		db := litestream.NewDB(path)
 		db.SetMetaPath(meta)
 		db.MonitorInterval = opts.SyncInterval
-		rep := litestream.NewReplicaWithClient(db, &observed{ReplicaClient: client, r: r, obs: opts.Observer})
+		rep := litestream.NewReplicaWithClient(db, &observed{ReplicaClient: client, r: r, obs: opts.Observer, leading: opts.Leading})
 		rep.SyncInterval = opts.SyncInterval
 		db.Replica = rep
 		r.db = db
@@ -138,10 +168,6 @@ func Start(ctx context.Context, path string, urls []string, token int64, opts Op
 		s.store.Close(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("replica: start %s: %w", termDir(token), err)
 	}
-	if err := writeFile(termPath(path), []byte(fmt.Sprintln(token))); err != nil {
-		s.store.Close(context.WithoutCancel(ctx))
-		return nil, fmt.Errorf("replica: start %s: %w", termDir(token), err)
-	}
 	// The term begins with the whole archive: Litestream reads the file
 	// lazily, at its first sync, and a term stopped before that would hold
 	// nothing. A replica that fails here is retried by Litestream.
@@ -150,6 +176,26 @@ func Start(ctx context.Context, path string, urls []string, token int64, opts Op
 	}
 	go s.watch()
 	return s, nil
+}
+
+// claimTerm records the term in the replica's term index, unless another
+// archive already did: two terms never share a path, even if fence tokens
+// went back (a budget backend restored from an old copy).
+func claimTerm(ctx context.Context, root litestream.ReplicaClient, path string, token int64) error {
+	ts, err := terms(ctx, root)
+	if err != nil {
+		return err
+	}
+	for _, t := range ts {
+		if t.Token == token && ownTerm(path) != token {
+			return fmt.Errorf("%w: %s", ErrTermTaken, termDir(token))
+		}
+	}
+	if err := markTerm(ctx, root, token, time.Now()); err != nil {
+		return fmt.Errorf("record %s: %w", termDir(token), err)
+	}
+	// From here a retry of this term's start is this archive's own.
+	return writeFile(termPath(path), []byte(fmt.Sprintln(token)))
 }
 
 // Stop ends the stream after a last sync (at most a few seconds). The
@@ -246,8 +292,22 @@ func (s *Stream) Status() []Status {
 	return out
 }
 
+// statusMu orders the status file's updates by the streams of one process
+// (one stream per replica, each updating its own entries).
+var statusMu sync.Mutex
+
 func (s *Stream) writeStatus() {
-	data, err := json.Marshal(s.Status())
+	statusMu.Lock()
+	defer statusMu.Unlock()
+	mine := s.Status()
+	var all []Status
+	if data, err := os.ReadFile(statusPath(s.path)); err == nil {
+		json.Unmarshal(data, &all)
+	}
+	all = slices.DeleteFunc(all, func(st Status) bool {
+		return slices.ContainsFunc(mine, func(m Status) bool { return m.Replica == st.Replica })
+	})
+	data, err := json.Marshal(append(all, mine...))
 	if err != nil {
 		return
 	}
@@ -301,8 +361,17 @@ func (s *Stream) prune(ctx context.Context, raw string, root litestream.ReplicaC
 // errors are Litestream's to retry, ytrend's to count and show.
 type observed struct {
 	litestream.ReplicaClient
-	r   *streamed
-	obs Observer
+	r       *streamed
+	obs     Observer
+	leading func() bool
+}
+
+// ended refuses a write once the term ended by this process's clock.
+func (c *observed) ended() error {
+	if c.leading == nil || c.leading() {
+		return nil
+	}
+	return ErrTermEnded
 }
 
 func (c *observed) failed(err error) error {
@@ -330,6 +399,9 @@ func (c *observed) OpenLTXFile(ctx context.Context, level int, minTXID, maxTXID 
 }
 
 func (c *observed) WriteLTXFile(ctx context.Context, level int, minTXID, maxTXID ltx.TXID, r io.Reader) (*ltx.FileInfo, error) {
+	if err := c.ended(); err != nil {
+		return nil, err
+	}
 	fi, err := c.ReplicaClient.WriteLTXFile(ctx, level, minTXID, maxTXID, r)
 	if err != nil {
 		return fi, c.failed(err)
@@ -347,5 +419,15 @@ func (c *observed) WriteLTXFile(ctx context.Context, level int, minTXID, maxTXID
 }
 
 func (c *observed) DeleteLTXFiles(ctx context.Context, a []*ltx.FileInfo) error {
+	if err := c.ended(); err != nil {
+		return err
+	}
 	return c.failed(c.ReplicaClient.DeleteLTXFiles(ctx, a))
+}
+
+func (c *observed) DeleteAll(ctx context.Context) error {
+	if err := c.ended(); err != nil {
+		return err
+	}
+	return c.failed(c.ReplicaClient.DeleteAll(ctx))
 }

@@ -30,7 +30,7 @@ func ownTerm(path string) int64 {
 // (*store.DB).
 type Replacer interface {
 	Path() string
-	ReplaceWith(ctx context.Context, src string) error
+	ReplaceWith(ctx context.Context, src string, keep ...string) error
 }
 
 // Takeover brings a new leader's archive up to everything the previous
@@ -43,17 +43,23 @@ type Replacer interface {
 // so nothing is done. ok is false when there was nothing to adopt.
 func Takeover(ctx context.Context, urls []string, token int64, db Replacer, opt RestoreOptions) (r Restored, ok bool, err error) {
 	if own := ownTerm(db.Path()); own != 0 {
-		newest := int64(0)
+		newest, read := int64(0), 0
+		var errs []error
 		for _, raw := range urls {
 			ts, err := Terms(ctx, raw)
 			if err != nil {
-				return Restored{}, false, err
+				errs = append(errs, fmt.Errorf("replica %s: list terms: %w", Name(raw), err))
+				continue
 			}
+			read++
 			for _, t := range ts {
 				if t.Token < token && t.Token > newest {
 					newest = t.Token
 				}
 			}
+		}
+		if read == 0 {
+			return Restored{}, false, errors.Join(errs...)
 		}
 		if newest <= own {
 			return Restored{}, false, nil
@@ -75,7 +81,12 @@ func Takeover(ctx context.Context, urls []string, token int64, db Replacer, opt 
 	if err != nil {
 		return Restored{}, false, err
 	}
-	if err := db.ReplaceWith(ctx, tmp); err != nil {
+	// The budget's records of grants are keyed by grant id: the union of the
+	// standby's and the previous term's forgets none and counts none twice.
+	// The processes registered in this archive (instances) stay too: a
+	// process whose row vanished would see its own runs in flight as
+	// abandoned, and its sweep would mark them interrupted.
+	if err := db.ReplaceWith(ctx, tmp, "quota_grants", "quota_mirror", "instances"); err != nil {
 		return Restored{}, false, fmt.Errorf("adopt %s from replica %s: %w", r.Generation, r.Replica, err)
 	}
 	return r, true, nil

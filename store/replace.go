@@ -18,10 +18,44 @@ import (
 // A leader taking over (package replica) uses it to adopt what the previous
 // term replicated before it writes. The caches of the old content are
 // dropped, and the copy is brought up to this binary's schema.
-func (db *DB) ReplaceWith(ctx context.Context, src string) error {
+//
+// The rows of the tables named in keep survive: they are added to the
+// copy's, a row the copy has already winning. It is for records keyed by a
+// unique id, where the union forgets nothing and counts nothing twice (the
+// budget's quota_grants and quota_mirror).
+func (db *DB) ReplaceWith(ctx context.Context, src string, keep ...string) error {
+	if err := db.replace(ctx, src, keep); err != nil {
+		return err
+	}
+	db.channels.mu.Lock()
+	db.channels.m = nil
+	db.channels.mu.Unlock()
+	_, err := migrations.Apply(ctx, db.writer, db.migrations)
+	return err
+}
+
+// replace copies src over the archive on the writer's one connection. The
+// rows to keep are added to src first, so that the one backup carries them:
+// a crash leaves the old archive or the union, never the copy without them.
+func (db *DB) replace(ctx context.Context, src string, keep []string) error {
 	conn, err := db.writer.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("store: replace with %s: %w", src, err)
+	}
+	defer conn.Close()
+	if len(keep) > 0 {
+		if _, err := conn.ExecContext(ctx, `ATTACH DATABASE ? AS incoming`, src); err != nil {
+			return fmt.Errorf("store: replace with %s: %w", src, err)
+		}
+		for _, t := range keep {
+			if _, err := conn.ExecContext(ctx, `INSERT OR IGNORE INTO incoming.`+t+` SELECT * FROM main.`+t); err != nil {
+				conn.ExecContext(ctx, `DETACH DATABASE incoming`)
+				return fmt.Errorf("store: replace with %s: keep %s: %w", src, t, err)
+			}
+		}
+		if _, err := conn.ExecContext(ctx, `DETACH DATABASE incoming`); err != nil {
+			return fmt.Errorf("store: replace with %s: %w", src, err)
+		}
 	}
 	err = conn.Raw(func(dc any) error {
 		r, ok := dc.(interface {
@@ -49,15 +83,8 @@ func (db *DB) ReplaceWith(ctx context.Context, src string) error {
 			}
 		}
 	})
-	conn.Close()
 	if err != nil {
 		return fmt.Errorf("store: replace with %s: %w", src, err)
-	}
-	db.channels.mu.Lock()
-	db.channels.m = nil
-	db.channels.mu.Unlock()
-	if _, err := migrations.Apply(ctx, db.writer, db.migrations); err != nil {
-		return err
 	}
 	return nil
 }

@@ -110,7 +110,7 @@ func (c *cli) subcommands() []func() *cobra.Command {
 	return []func() *cobra.Command{
 		c.runCmd, c.fetchCmd, c.searchCmd, c.runsCmd, c.quotaCmd,
 		c.scheduleCmd, c.migrateCmd, c.optimizeCmd, c.simulateCmd,
-		c.chartCmd, c.historyCmd, c.exportCmd, c.importCmd, c.serveCmd,
+		c.chartCmd, c.historyCmd, c.exportCmd, c.importCmd, c.serveCmd, c.archiveCmd,
 	}
 }
 

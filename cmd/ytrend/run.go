@@ -25,6 +25,10 @@ With --serve ADDR the same process also serves the archive's pages and JSON
 API (what "ytrend serve" serves, with its serve: settings), reading while it
 fetches.
 
+The leader streams the archive to archive.replicas (Litestream). A run that
+finds no archive, or one without a run, while a replica holds one, restores
+it first (restore-on-start).
+
 With --once every region is fetched once, in stagger order, and the exit
 status is that of "ytrend fetch": 0 ok, 75 a region stopped on quota, 1 errors.`,
 		Args: cobra.NoArgs,
@@ -33,6 +37,9 @@ status is that of "ytrend fetch": 0 ok, 75 a region stopped on quota, 1 errors.`
 				if err := config.ValidateListen(opts.Serve); err != nil {
 					return usageError{fmt.Errorf("--serve %v", err)}
 				}
+			}
+			if err := c.restoreOnStart(cmd); err != nil {
+				return err
 			}
 			a, err := c.open(cmd, openOpts{}) // the daemon opens the budget it needs
 			if err != nil {
@@ -51,4 +58,18 @@ status is that of "ytrend fetch": 0 ok, 75 a region stopped on quota, 1 errors.`
 	cmd.Flags().StringVar(&opts.Listen, "listen", "", "serve /metrics, /livez and /readyz on this address (e.g. 127.0.0.1:9108)")
 	cmd.Flags().StringVar(&opts.Serve, "serve", "", "also serve the archive's pages and API, as ytrend serve does, on this address (e.g. 127.0.0.1:8080)")
 	return cmd
+}
+
+// restoreOnStart restores the archive from its replicas when there is none
+// here (daemon.RestoreOnStart), before the archive is opened.
+func (c *cli) restoreOnStart(cmd *cobra.Command) error {
+	cfg, err := c.loadConfig(cmd)
+	if err != nil {
+		return err
+	}
+	log, err := c.newLogger()
+	if err != nil {
+		return err
+	}
+	return daemon.RestoreOnStart(cmd.Context(), cfg, log)
 }
