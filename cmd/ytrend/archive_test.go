@@ -205,6 +205,10 @@ regions:
 	if newest := terms[0].Token + 1; sts[0].Generation < fmt.Sprintf("term-%019d", newest) || sts[0].LastError != "" || sts[0].Position == "" {
 		t.Errorf("archive status: %+v, want the third term and no error", sts[0])
 	}
+	if out := w.mustRun("archive", "status").stdout; !strings.Contains(out, "GENERATION") || !strings.Contains(out, sts[0].Generation) ||
+		!strings.Contains(out, sts[0].Replica) {
+		t.Errorf("archive status does not show the replica and its generation %s:\n%s", sts[0].Generation, out)
+	}
 	if r := w.run("archive", "restore"); r.code == 0 || !strings.Contains(r.stderr, "exists") {
 		t.Errorf("restore over the live archive: exit %d %q", r.code, r.stderr)
 	}
