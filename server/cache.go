@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ytrend/ytrend/internal/reply"
+	"github.com/ytrend/ytrend/view"
 )
 
 // The response cache keeps the bytes of recent page and API answers, so that
@@ -70,7 +71,7 @@ func cacheKey(r *http.Request) string {
 	if reply.AcceptsGzip(r) { // as the handlers decide, so a key holds one encoding
 		gz = "1"
 	}
-	return gz + r.URL.Path + "?" + r.URL.RawQuery
+	return gz + r.URL.Path + "?" + view.CacheKey(r.URL.Query())
 }
 
 // archivePaths are the routes whose answers are made of the archive alone.

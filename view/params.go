@@ -72,12 +72,16 @@ func ParseSearch(v url.Values, now time.Time, allowEmpty bool) (Search, error) {
 			if err != nil {
 				return s, bad("region: %v", err)
 			}
-			codes = append(codes, code)
+			if !slices.Contains(codes, code) {
+				codes = append(codes, code)
+			}
 			if len(codes) > MaxRegions {
 				return s, bad("region: more than %d regions", MaxRegions)
 			}
 		}
 	}
+	// A set: US,DE and DE,US are one search (and one cache key, CacheKey).
+	slices.Sort(codes)
 	s.Query.Regions = codes
 	if since := strings.TrimSpace(v.Get("since")); since != "" {
 		t, err := parseTime("since", since, now, false)
@@ -123,7 +127,9 @@ func parseLimit(s string) (int, error) {
 		return DefaultLimit, nil
 	}
 	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 || n > MaxLimit {
+	if err != nil || n < 1 || n > MaxLimit || strconv.Itoa(n) != s {
+		// One spelling per number (no 077, +7): every other would be a new
+		// key for the response cache, for the same answer.
 		return 0, bad("limit %q: allowed 1-%d", clip(s), MaxLimit)
 	}
 	return n, nil
@@ -138,7 +144,9 @@ func decodeCursor(c, kind string) (int64, error) {
 	b, err := base64.RawURLEncoding.DecodeString(c)
 	if err == nil {
 		if rest, ok := strings.CutPrefix(string(b), kind+":"); ok {
-			if n, err := strconv.ParseInt(rest, 10, 64); err == nil && n >= 0 {
+			// Only the spelling encodeCursor gives: a forged o:0100 or o:+100
+			// would be the same page under another cache key.
+			if n, err := strconv.ParseInt(rest, 10, 64); err == nil && n >= 0 && encodeCursor(kind, n) == c {
 				return n, nil
 			}
 		}
@@ -203,21 +211,59 @@ func IsBadRequest(err error) bool {
 // nothing in the answer but the response cache's key, so a client could
 // make every request a miss with ?x=1, ?x=2, ...
 var (
-	SearchParams = []string{"q", "region", "since", "channel", "sort", "limit", "cursor"}
+	SearchParams = []string{"q", "region*", "since", "channel", "sort", "limit", "cursor"} // *: may repeat
 	ChartParams  = []string{"at", "limit"}
 	HomeParams   = []string{"region", "at"}
 	RunsParams   = []string{"region", "status", "limit", "cursor"}
 )
 
-// CheckParams refuses a parameter that is not one of allowed.
+// CheckParams refuses a parameter that is not one of allowed, and one
+// given twice unless allowed names it with a trailing * (a list, such as a
+// search's regions): which of ?sort=views&sort=recent wins is no client's
+// business, and each spelling would be a cache key.
 func CheckParams(v url.Values, allowed ...string) error {
-	for k := range v {
-		if !slices.Contains(allowed, k) {
+	names := make([]string, len(allowed))
+	for i, a := range allowed {
+		names[i] = strings.TrimSuffix(a, "*")
+	}
+	for k, vals := range v {
+		i := slices.Index(names, k)
+		if i < 0 {
 			if len(allowed) == 0 {
 				return bad("parameter %q: this takes no parameters", clip(k))
 			}
-			return bad("parameter %q: unknown; allowed %s", clip(k), strings.Join(allowed, ", "))
+			return bad("parameter %q: unknown; allowed %s", clip(k), strings.Join(names, ", "))
+		}
+		if len(vals) > 1 && !strings.HasSuffix(allowed[i], "*") {
+			return bad("parameter %q: given %d times; give it once", clip(k), len(vals))
 		}
 	}
 	return nil
+}
+
+// CacheKey is the canonical form of a request's parameters: two queries
+// with the same key get the same answer. Parameters are sorted, a value
+// given empty is dropped (every parser here takes "" as absent, as an HTML
+// form sends it), and regions are one sorted set, upper case, as
+// ParseSearch reads them. The response cache keys on it, so that a trailing
+// &, an empty parameter or another order cannot make a request miss.
+func CacheKey(v url.Values) string {
+	out := url.Values{}
+	for k, vals := range v {
+		for _, val := range vals {
+			if k == "region" {
+				for _, part := range strings.Split(val, ",") {
+					if p := strings.ToUpper(strings.TrimSpace(part)); p != "" && !slices.Contains(out[k], p) {
+						out[k] = append(out[k], p)
+					}
+				}
+				continue
+			}
+			if val != "" {
+				out[k] = append(out[k], val)
+			}
+		}
+	}
+	slices.Sort(out["region"])
+	return out.Encode() // sorted by key
 }
