@@ -55,7 +55,10 @@ import (
 // change counter and drops its cache and memory map. The first restore of a
 // term is switched to the rollback journal before any reader opens it. An
 // apply that stops half-way (a local write error) marks the copy torn:
-// readers get ErrTorn until a fresh copy replaces it.
+// readers get ErrTorn until a fresh copy replaces it. The gate is a
+// sync.RWMutex, so an apply waits for the reads in progress and new reads
+// wait for the apply: a long read (a slow search) delays the copy by its
+// length, never more.
 //
 // A copy of a newer term (a takeover happened) is restored beside the
 // served one (<path>.next) while readers go on with the old copy, then
