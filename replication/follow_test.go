@@ -480,3 +480,68 @@ func TestFollowRefuses(t *testing.T) {
 		}
 	})
 }
+
+// TestFollowSkipsADamagedChange: a change whose LTX file fails its
+// checksum in the replica is not applied: the copy stays readable at the
+// state before it, and the error names the replica and the term.
+func TestFollowSkipsADamagedChange(t *testing.T) {
+	ctx := context.Background()
+	url := fileURL(t)
+	db, path := archivetest.Open(t)
+	s := start(t, path, []string{url}, 6)
+	saveCharts(t, db, 0, 2)
+	if err := s.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	copyPath := filepath.Join(t.TempDir(), "copy.db")
+	f, err := replication.Follow(ctx, copyPath, []string{url}, replication.FollowOptions{Interval: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+
+	dir := filepath.Join(strings.TrimPrefix(url, "file://"), "term-0000000000000000006", "ltx", "0")
+	before := map[string]bool{}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		before[e.Name()] = true
+	}
+	saveCharts(t, db, 1000, 1)
+	if err := s.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ = os.ReadDir(dir)
+	damaged := 0
+	for _, e := range entries {
+		if before[e.Name()] {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 200; i < len(data)-16; i += 101 {
+			data[i] ^= 0xff
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		damaged++
+	}
+	if damaged == 0 {
+		t.Fatal("no new LTX file to damage")
+	}
+
+	f = follow(t, copyPath, []string{url})
+	eventually(t, "the damaged change is reported", func() (bool, string) {
+		st := f.Status()
+		return strings.Contains(st.LastError, "damaged") && strings.Contains(st.LastError, replication.Name(url)) &&
+			strings.Contains(st.LastError, "term-0000000000000000006") && st.LagSeconds > 0, fmt.Sprintf("%+v", st)
+	})
+	r := newReader(t, f)
+	if n, err := r.videos(); err != nil || n != 100 {
+		t.Errorf("the copy holds %d videos (%v), want the 100 before the damaged change", n, err)
+	}
+	r.integrity(t)
+}
