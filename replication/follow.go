@@ -47,7 +47,9 @@ import (
 //     counter at all.
 //
 // So a Follower puts a gate in front of the copy (Read): every applied LTX
-// file is read whole from the replica and its checksums verified first,
+// file is read whole from the replica into memory (one transaction's pages;
+// more when a gap is filled from a compacted level) and its checksums
+// verified first,
 // then written by Litestream while the gate is closed to readers, then the
 // change counter is bumped before the gate opens again. A reader therefore
 // sees the copy only between LTX files, each of which is a committed state
@@ -428,13 +430,14 @@ func (f *Follower) litestreamDB(c source) *litestream.DB {
 	return db
 }
 
-// quietHandler lowers Litestream's per-apply Info lines to Debug.
+// quietHandler lowers Litestream's lines to Debug: one per apply, and its
+// errors again at every poll. The follower reports each error itself, once
+// (failed): the replica's through its client, a local one as a torn copy or
+// an ended session.
 type quietHandler struct{ slog.Handler }
 
 func (h quietHandler) Handle(ctx context.Context, r slog.Record) error {
-	if r.Level == slog.LevelInfo {
-		r.Level = slog.LevelDebug
-	}
+	r.Level = slog.LevelDebug
 	if !h.Handler.Enabled(ctx, r.Level) {
 		return nil
 	}
@@ -539,9 +542,12 @@ func (f *Follower) failed(err error) {
 	}
 	f.mu.Lock()
 	f.errors++
+	again := f.lastErr == err.Error()
 	f.lastErr, f.lastErrAt = err.Error(), time.Now()
 	f.mu.Unlock()
-	f.log.Warn("follow: replica error", "err", err)
+	if !again { // a newer term without a snapshot yet is tried every interval
+		f.log.Warn("follow: replica error", "err", err)
+	}
 }
 
 // watch checks the term index every interval.
@@ -861,11 +867,13 @@ func (l *listing) Next() bool {
 
 func (l *listing) Close() error {
 	err := l.FileIterator.Close()
-	if l.FileIterator.Err() == nil && err == nil {
-		f := l.s.f
-		f.mu.Lock()
-		l.s.checked = l.started
-		f.mu.Unlock()
+	if ierr := l.FileIterator.Err(); ierr != nil || err != nil {
+		l.s.f.failed(fmt.Errorf("replica %s generation %s: list level 0: %w", l.s.name, termDir(l.s.token), errors.Join(ierr, err)))
+		return err
 	}
-	return err
+	f := l.s.f
+	f.mu.Lock()
+	l.s.checked = l.started
+	f.mu.Unlock()
+	return nil
 }
