@@ -138,6 +138,7 @@ type Follower struct {
 	mu          sync.Mutex
 	sess        *session
 	switching   string
+	newer       time.Time // when a term newer than the copy's began; zero: none seen
 	errors      int64
 	lastErr     string
 	lastErrAt   time.Time
@@ -251,8 +252,9 @@ func (f *Follower) existing() (*source, error) {
 
 // source is one term of one replica.
 type source struct {
-	url   string
-	token int64
+	url     string
+	token   int64
+	started time.Time
 }
 
 // candidates lists the terms of every replica, newest first. A replica
@@ -271,7 +273,7 @@ func (f *Follower) candidates(ctx context.Context) (out []source, errs []error) 
 			errs = append(errs, fmt.Errorf("%w: replica %s holds no term (it is empty, or missing)", ErrEmpty, Name(raw)))
 		}
 		for _, t := range ts {
-			out = append(out, source{url: raw, token: t.Token})
+			out = append(out, source{url: raw, token: t.Token, started: t.Started})
 		}
 	}
 	// Newest first; for one term, the URLs in their configured order.
@@ -290,6 +292,13 @@ func (f *Follower) check(ctx context.Context) error {
 	torn := f.torn.Load()
 	need := cur == nil || torn || cur.ended()
 	cands, errs := f.candidates(ctx)
+	if cur != nil && len(cands) > 0 && cands[0].token > cur.token {
+		f.mu.Lock()
+		if f.newer.IsZero() {
+			f.newer = cands[0].started
+		}
+		f.mu.Unlock()
+	}
 	for _, c := range cands {
 		// Newer terms first; the followed term again when its session
 		// ended; an older term only in place of a torn copy.
@@ -342,6 +351,9 @@ func (f *Follower) replace(ctx context.Context, c source) error {
 	if err != nil {
 		return fmt.Errorf("follow %s: install the copy: %w", where, err)
 	}
+	f.mu.Lock()
+	f.newer = time.Time{} // a term newer still is noticed at the next check
+	f.mu.Unlock()
 	f.log.Info("follow: copy ready", "replica", Name(c.url), "generation", termDir(c.token), "txid", txid.String())
 	f.start(c, at)
 	return nil
@@ -589,7 +601,8 @@ func (f *Follower) Changes() int64 { return f.changes.Load() }
 // had not applied; otherwise it is the time since the oldest change not yet
 // applied reached the replica (by the replica's timestamps: keep the clocks
 // in sync), or since the last poll that succeeded when the replica cannot be
-// read.
+// read, or since a newer term began while the copy still follows an older
+// one (the takeover's copy is being restored, or has no snapshot yet).
 func (f *Follower) Status() FollowStatus {
 	now := time.Now()
 	f.mu.Lock()
@@ -606,6 +619,9 @@ func (f *Follower) Status() FollowStatus {
 		st.LagSeconds = max(0, now.Sub(s.pendingSince).Seconds())
 	case now.Sub(s.checked) > 2*f.opt.Interval:
 		st.LagSeconds = now.Sub(s.checked).Seconds()
+	}
+	if !f.newer.IsZero() {
+		st.LagSeconds = max(st.LagSeconds, now.Sub(f.newer).Seconds())
 	}
 	return st
 }

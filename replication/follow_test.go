@@ -324,7 +324,8 @@ func TestFollowSwitchesToTheNewestTerm(t *testing.T) {
 	}
 	eventually(t, "the empty term is tried", func() (bool, string) {
 		st := f.Status()
-		return strings.Contains(st.LastError, "term-0000000000000000008") && strings.Contains(st.LastError, "no snapshot"), st.LastError
+		return strings.Contains(st.LastError, "term-0000000000000000008") && strings.Contains(st.LastError, "no snapshot") &&
+			st.LagSeconds > 0, fmt.Sprintf("%+v", st)
 	})
 	if n, err := r.videos(); err != nil || n != 150 || f.Status().Term != 7 {
 		t.Fatalf("with an empty newer term: %d videos (%v), term %d; want term 7's 150", n, err, f.Status().Term)
