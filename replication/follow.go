@@ -644,6 +644,7 @@ func (s *session) position() Position {
 // stopped, the file is a consistent copy at the returned position, and the
 // markers are kept.
 func (f *Follower) Stop(ctx context.Context) (Position, error) {
+	f.stopWatch() // no switch of term from here on
 	s := f.current()
 	err := f.catchUp(ctx, s)
 	f.shutdown()
@@ -702,6 +703,17 @@ func (f *Follower) Close() error {
 	return nil
 }
 
+// stopWatch stops the term watcher and waits for a switch in progress.
+func (f *Follower) stopWatch() {
+	f.mu.Lock()
+	cancel, done := f.watchCancel, f.watchDone
+	f.mu.Unlock()
+	if cancel != nil {
+		cancel()
+		<-done
+	}
+}
+
 func (f *Follower) shutdown() {
 	f.mu.Lock()
 	if f.stopped {
@@ -709,12 +721,8 @@ func (f *Follower) shutdown() {
 		return
 	}
 	f.stopped = true
-	cancel, done := f.watchCancel, f.watchDone
 	f.mu.Unlock()
-	if cancel != nil {
-		cancel()
-		<-done
-	}
+	f.stopWatch()
 	if s := f.current(); s != nil {
 		s.stop()
 	}
