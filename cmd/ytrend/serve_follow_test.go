@@ -64,6 +64,7 @@ func TestServeFollow(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	w := newWorld(t, sim.Config{})
+	w.config(pollable)
 	w.mustRun("fetch", "US")
 	url := "file://" + filepath.Join(t.TempDir(), "replica")
 	opts := replication.Options{SyncInterval: 100 * time.Millisecond, SnapshotInterval: time.Hour, Retention: time.Hour}
@@ -112,6 +113,11 @@ func TestServeFollow(t *testing.T) {
 	converged("the follower serves the new term's charts", "US", "FR")
 }
 
+// pollable lets a test poll both servers' charts as fast as it likes: the
+// per-client rate limit (shared through Redis when there is one) is not
+// what these tests are about.
+const pollable = "serve: {rate_limit: {requests: 1000000, window: 1m}}\n"
+
 // sameCharts waits until follower serves leader's charts of regions.
 func sameCharts(t *testing.T, what, leader, follower string, regions ...string) {
 	t.Helper()
@@ -146,7 +152,7 @@ archive: {replicas: [%q]}
 regions:
   - {code: US, cron: "@every 1s", pages: 2}
   - {code: GB, cron: "@every 1s", pages: 2}
-`, redistest.Prefix(t), repl))
+%s`, redistest.Prefix(t), repl, pollable))
 	rs := []*replica{startReplica(t, w, "r0", filepath.Join(w.dir, "r0.db")), startReplica(t, w, "r1", filepath.Join(w.dir, "r1.db"))}
 	first := leaderOf(t, "one leader of two", rs...)
 	second := without(rs, first)[0]
