@@ -47,7 +47,9 @@ import (
 //     counter at all.
 //
 // So a Follower puts a gate in front of the copy (Read): every applied LTX
-// file is read whole from the replica and its checksums verified first,
+// file is read whole from the replica into memory (one transaction's pages;
+// more when a gap is filled from a compacted level) and its checksums
+// verified first,
 // then written by Litestream while the gate is closed to readers, then the
 // change counter is bumped before the gate opens again. A reader therefore
 // sees the copy only between LTX files, each of which is a committed state
@@ -55,7 +57,10 @@ import (
 // change counter and drops its cache and memory map. The first restore of a
 // term is switched to the rollback journal before any reader opens it. An
 // apply that stops half-way (a local write error) marks the copy torn:
-// readers get ErrTorn until a fresh copy replaces it.
+// readers get ErrTorn until a fresh copy replaces it. The gate is a
+// sync.RWMutex, so an apply waits for the reads in progress and new reads
+// wait for the apply: a long read (a slow search) delays the copy by its
+// length, never more.
 //
 // A copy of a newer term (a takeover happened) is restored beside the
 // served one (<path>.next) while readers go on with the old copy, then
@@ -133,6 +138,7 @@ type Follower struct {
 	mu          sync.Mutex
 	sess        *session
 	switching   string
+	newer       time.Time // when a term newer than the copy's began; zero: none seen
 	errors      int64
 	lastErr     string
 	lastErrAt   time.Time
@@ -246,8 +252,9 @@ func (f *Follower) existing() (*source, error) {
 
 // source is one term of one replica.
 type source struct {
-	url   string
-	token int64
+	url     string
+	token   int64
+	started time.Time
 }
 
 // candidates lists the terms of every replica, newest first. A replica
@@ -266,7 +273,7 @@ func (f *Follower) candidates(ctx context.Context) (out []source, errs []error) 
 			errs = append(errs, fmt.Errorf("%w: replica %s holds no term (it is empty, or missing)", ErrEmpty, Name(raw)))
 		}
 		for _, t := range ts {
-			out = append(out, source{url: raw, token: t.Token})
+			out = append(out, source{url: raw, token: t.Token, started: t.Started})
 		}
 	}
 	// Newest first; for one term, the URLs in their configured order.
@@ -285,6 +292,13 @@ func (f *Follower) check(ctx context.Context) error {
 	torn := f.torn.Load()
 	need := cur == nil || torn || cur.ended()
 	cands, errs := f.candidates(ctx)
+	if cur != nil && len(cands) > 0 && cands[0].token > cur.token {
+		f.mu.Lock()
+		if f.newer.IsZero() {
+			f.newer = cands[0].started
+		}
+		f.mu.Unlock()
+	}
 	for _, c := range cands {
 		// Newer terms first; the followed term again when its session
 		// ended; an older term only in place of a torn copy.
@@ -337,6 +351,9 @@ func (f *Follower) replace(ctx context.Context, c source) error {
 	if err != nil {
 		return fmt.Errorf("follow %s: install the copy: %w", where, err)
 	}
+	f.mu.Lock()
+	f.newer = time.Time{} // a term newer still is noticed at the next check
+	f.mu.Unlock()
 	f.log.Info("follow: copy ready", "replica", Name(c.url), "generation", termDir(c.token), "txid", txid.String())
 	f.start(c, at)
 	return nil
@@ -425,13 +442,14 @@ func (f *Follower) litestreamDB(c source) *litestream.DB {
 	return db
 }
 
-// quietHandler lowers Litestream's per-apply Info lines to Debug.
+// quietHandler lowers Litestream's lines to Debug: one per apply, and its
+// errors again at every poll. The follower reports each error itself, once
+// (failed): the replica's through its client, a local one as a torn copy or
+// an ended session.
 type quietHandler struct{ slog.Handler }
 
 func (h quietHandler) Handle(ctx context.Context, r slog.Record) error {
-	if r.Level == slog.LevelInfo {
-		r.Level = slog.LevelDebug
-	}
+	r.Level = slog.LevelDebug
 	if !h.Handler.Enabled(ctx, r.Level) {
 		return nil
 	}
@@ -536,9 +554,12 @@ func (f *Follower) failed(err error) {
 	}
 	f.mu.Lock()
 	f.errors++
+	again := f.lastErr == err.Error()
 	f.lastErr, f.lastErrAt = err.Error(), time.Now()
 	f.mu.Unlock()
-	f.log.Warn("follow: replica error", "err", err)
+	if !again { // a newer term without a snapshot yet is tried every interval
+		f.log.Warn("follow: replica error", "err", err)
+	}
 }
 
 // watch checks the term index every interval.
@@ -580,7 +601,8 @@ func (f *Follower) Changes() int64 { return f.changes.Load() }
 // had not applied; otherwise it is the time since the oldest change not yet
 // applied reached the replica (by the replica's timestamps: keep the clocks
 // in sync), or since the last poll that succeeded when the replica cannot be
-// read.
+// read, or since a newer term began while the copy still follows an older
+// one (the takeover's copy is being restored, or has no snapshot yet).
 func (f *Follower) Status() FollowStatus {
 	now := time.Now()
 	f.mu.Lock()
@@ -597,6 +619,9 @@ func (f *Follower) Status() FollowStatus {
 		st.LagSeconds = max(0, now.Sub(s.pendingSince).Seconds())
 	case now.Sub(s.checked) > 2*f.opt.Interval:
 		st.LagSeconds = now.Sub(s.checked).Seconds()
+	}
+	if !f.newer.IsZero() {
+		st.LagSeconds = max(st.LagSeconds, now.Sub(f.newer).Seconds())
 	}
 	return st
 }
@@ -619,6 +644,7 @@ func (s *session) position() Position {
 // stopped, the file is a consistent copy at the returned position, and the
 // markers are kept.
 func (f *Follower) Stop(ctx context.Context) (Position, error) {
+	f.stopWatch() // no switch of term from here on
 	s := f.current()
 	err := f.catchUp(ctx, s)
 	f.shutdown()
@@ -677,6 +703,17 @@ func (f *Follower) Close() error {
 	return nil
 }
 
+// stopWatch stops the term watcher and waits for a switch in progress.
+func (f *Follower) stopWatch() {
+	f.mu.Lock()
+	cancel, done := f.watchCancel, f.watchDone
+	f.mu.Unlock()
+	if cancel != nil {
+		cancel()
+		<-done
+	}
+}
+
 func (f *Follower) shutdown() {
 	f.mu.Lock()
 	if f.stopped {
@@ -684,12 +721,8 @@ func (f *Follower) shutdown() {
 		return
 	}
 	f.stopped = true
-	cancel, done := f.watchCancel, f.watchDone
 	f.mu.Unlock()
-	if cancel != nil {
-		cancel()
-		<-done
-	}
+	f.stopWatch()
 	if s := f.current(); s != nil {
 		s.stop()
 	}
@@ -858,11 +891,13 @@ func (l *listing) Next() bool {
 
 func (l *listing) Close() error {
 	err := l.FileIterator.Close()
-	if l.FileIterator.Err() == nil && err == nil {
-		f := l.s.f
-		f.mu.Lock()
-		l.s.checked = l.started
-		f.mu.Unlock()
+	if ierr := l.FileIterator.Err(); ierr != nil || err != nil {
+		l.s.f.failed(fmt.Errorf("replica %s generation %s: list level 0: %w", l.s.name, termDir(l.s.token), errors.Join(ierr, err)))
+		return err
 	}
-	return err
+	f := l.s.f
+	f.mu.Lock()
+	l.s.checked = l.started
+	f.mu.Unlock()
+	return nil
 }

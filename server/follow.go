@@ -26,8 +26,9 @@ type Follower interface {
 }
 
 // OpenFollow builds ytrend serve --follow: like Open, but the archive is
-// the copy f keeps of a leader's replicas. Every read pins the copy
-// (Follower.Read), so an answer never mixes two states of it, and the
+// the copy f keeps of a leader's replicas. Every read of the archive (a
+// chart, a search...) pins the copy (Follower.Read), so it sees one
+// committed state and never a half-applied change, and the
 // copy's changes move the archive's version (Commits), so cached answers and
 // Last-Modified follow them. /quota answers from Redis when the budget lives
 // there; the embedded ledger lives in the leader's archive, and the copy is

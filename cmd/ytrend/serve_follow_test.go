@@ -8,12 +8,14 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/ytrend/ytrend/ingest/sim"
 	"github.com/ytrend/ytrend/replication"
 	"github.com/ytrend/ytrend/testkit/logbuf"
+	"github.com/ytrend/ytrend/testkit/redistest"
 )
 
 // startServe runs ytrend serve with args and returns its base URL once it
@@ -62,6 +64,7 @@ func TestServeFollow(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	w := newWorld(t, sim.Config{})
+	w.config(pollable)
 	w.mustRun("fetch", "US")
 	url := "file://" + filepath.Join(t.TempDir(), "replica")
 	opts := replication.Options{SyncInterval: 100 * time.Millisecond, SnapshotInterval: time.Hour, Retention: time.Hour}
@@ -78,19 +81,7 @@ func TestServeFollow(t *testing.T) {
 		t.Errorf("serve --follow does not say what it follows:\n%s", logs.String())
 	}
 
-	converged := func(what string, regions ...string) {
-		t.Helper()
-		eventually(t, what, func() (bool, string) {
-			for _, r := range regions {
-				lc, lb := get(t, leader+"/api/v1/charts/"+r)
-				fc, fb := get(t, follower+"/api/v1/charts/"+r)
-				if lc != 200 || fc != lc || fb != lb {
-					return false, fmt.Sprintf("%s: leader %d %.200s\nfollower %d %.200s", r, lc, lb, fc, fb)
-				}
-			}
-			return true, ""
-		})
-	}
+	converged := func(what string, regions ...string) { sameCharts(t, what, leader, follower, regions...) }
 	converged("the follower serves the leader's chart", "US")
 	for _, r := range []string{"GB", "US", "DE"} {
 		w.mustRun("fetch", r) // the leader keeps writing
@@ -120,6 +111,81 @@ func TestServeFollow(t *testing.T) {
 		return strings.Contains(body, "term-0000000000000000002"), body
 	})
 	converged("the follower serves the new term's charts", "US", "FR")
+}
+
+// pollable lets a test poll both servers' charts as fast as it likes: the
+// per-client rate limit (shared through Redis when there is one) is not
+// what these tests are about.
+const pollable = "serve: {rate_limit: {requests: 1000000, window: 1m}}\n"
+
+// sameCharts waits until follower serves leader's charts of regions.
+func sameCharts(t *testing.T, what, leader, follower string, regions ...string) {
+	t.Helper()
+	eventually(t, what, func() (bool, string) {
+		for _, r := range regions {
+			lc, lb := get(t, leader+"/api/v1/charts/"+r)
+			fc, fb := get(t, follower+"/api/v1/charts/"+r)
+			if lc != 200 || fc != lc || fb != lb {
+				return false, fmt.Sprintf("%s: leader %d %.200s\nfollower %d %.200s", r, lc, lb, fc, fb)
+			}
+		}
+		return true, ""
+	})
+}
+
+// TestServeFollowAcrossATakeover: two ytrend run replicas on one Redis
+// stream their terms to a file replica; serve --follow on a third path
+// (” = archive.replicas) follows the leader, switches to the next
+// leader's term after a kill -9, and ends serving what the next leader
+// stored.
+func TestServeFollowAcrossATakeover(t *testing.T) {
+	t.Parallel()
+	redistest.Client(t)
+	w := newWorld(t, sim.Config{})
+	w.env["REDIS_URL"] = redistest.URL()
+	repl := "file://" + filepath.Join(w.dir, "replica")
+	w.config(fmt.Sprintf(`
+credential: %s
+redis: {epoch_check: 500ms}
+scheduler: {leader_ttl: 2s, maintenance: "off"}
+archive: {replicas: [%q]}
+regions:
+  - {code: US, cron: "@every 1s", pages: 2}
+  - {code: GB, cron: "@every 1s", pages: 2}
+%s`, redistest.Prefix(t), repl, pollable))
+	rs := []*replica{startReplica(t, w, "r0", filepath.Join(w.dir, "r0.db")), startReplica(t, w, "r1", filepath.Join(w.dir, "r1.db"))}
+	first := leaderOf(t, "one leader of two", rs...)
+	second := without(rs, first)[0]
+	waitFor(t, "the leader's stream and pages", 60*time.Second, func() bool {
+		return strings.Contains(first.logs.String(), "replication: streaming the archive") && first.requests.Load() >= 4
+	})
+	follower, _ := w.startServe(t, "--follow", "", "--db", filepath.Join(w.dir, "third.db"))
+	terms, err := replication.Terms(context.Background(), repl)
+	if err != nil || len(terms) != 1 {
+		t.Fatalf("terms %v, %v; want the leader's", terms, err)
+	}
+
+	first.cmd.Process.Kill()
+	first.cmd.Wait()
+	waitFor(t, "the new leader's stream", 60*time.Second, func() bool {
+		return strings.Contains(second.logs.String(), "replication: streaming the archive")
+	})
+	terms, err = replication.Terms(context.Background(), repl)
+	if err != nil || len(terms) != 2 {
+		t.Fatalf("terms %v, %v; want the two leaders'", terms, err)
+	}
+	eventually(t, "the follower switches to the new leader's term", func() (bool, string) {
+		_, body := get(t, follower+"/readyz")
+		return strings.Contains(body, "generation "+terms[0].Generation()), body
+	})
+	waitFor(t, "the new leader's fetches", 60*time.Second, func() bool { return second.requests.Load() >= 4 })
+	// The new leader stops (its stream ships its last pages): the follower
+	// must end with exactly its archive.
+	second.cmd.Process.Signal(syscall.SIGTERM)
+	exitCode(t, second.cmd, 60*time.Second)
+	w.env["YTREND_DB"] = second.db
+	leader, _ := w.startServe(t)
+	sameCharts(t, "the follower serves the new leader's charts", leader, follower, "US", "GB")
 }
 
 // eventually waits for cond, polling; it fails t with cond's last word if
