@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"net/url"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/ytrend/ytrend/ingest"
 	"github.com/ytrend/ytrend/quota"
+	"github.com/ytrend/ytrend/regions"
 	"github.com/ytrend/ytrend/store"
 	"github.com/ytrend/ytrend/view"
 )
@@ -29,7 +31,7 @@ func TestParseSearch(t *testing.T) {
 				s.Query.Limit == view.DefaultLimit+1 && s.Query.Sort == store.SortRelevance
 		}},
 		{query: "q=a&region=us,gb&region=in&sort=views&limit=5", check: func(s view.Search) bool {
-			return len(s.Query.Regions) == 3 && s.Query.Regions[2] == "IN" && s.Query.Sort == store.SortViews && s.Query.Limit == 6
+			return len(s.Query.Regions) == 3 && slices.Equal(s.Query.Regions, []regions.Code{"GB", "IN", "US"}) && s.Query.Sort == store.SortViews && s.Query.Limit == 6
 		}},
 		{query: "q=a&since=7d", check: func(s view.Search) bool { return s.Query.Since.Equal(now.Add(-7 * 24 * time.Hour)) }},
 		{query: "", empty: true, check: func(s view.Search) bool { return s.Query.Text == "" }},
