@@ -30,7 +30,7 @@ func TestParseSearch(t *testing.T) {
 			return s.Query.Text == "cricket" && s.Limit == view.DefaultLimit && s.Offset == 0 &&
 				s.Query.Limit == view.DefaultLimit+1 && s.Query.Sort == store.SortRelevance
 		}},
-		{query: "q=a&region=us,gb&region=in&sort=views&limit=5", check: func(s view.Search) bool {
+		{query: "q=a&region=us,gb&region=in&region=US&sort=views&limit=5", check: func(s view.Search) bool {
 			return len(s.Query.Regions) == 3 && slices.Equal(s.Query.Regions, []regions.Code{"GB", "IN", "US"}) && s.Query.Sort == store.SortViews && s.Query.Limit == 6
 		}},
 		{query: "q=a&since=7d", check: func(s view.Search) bool { return s.Query.Since.Equal(now.Add(-7 * 24 * time.Hour)) }},
