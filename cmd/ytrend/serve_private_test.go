@@ -94,6 +94,7 @@ func TestOperatorEndpointsStayPrivate(t *testing.T) {
 		})
 	}
 }
+
 // The operator's endpoints answer only a peer that
 // sends no forwarding header, and that means every header proxies on the
 // same host use to name the client, not only X-Forwarded-For: Cloudflare's
