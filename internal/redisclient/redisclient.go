@@ -253,8 +253,12 @@ func RouteLogs(log *slog.Logger) {
 // routine are the formats of go-redis' lines that report a client doing its
 // job, not a problem: a Sentinel client says "new master" on its first
 // contact (every CLI call), not only after a failover, and which sentinel
-// it asked. What follows a failover is logged by the budget itself.
-var routine = []string{"sentinel: new master=", "sentinel: selected addr=", "sentinel: discovered new sentinel="}
+// it asked. What follows a failover is logged by the budget itself. A
+// failed dial is the caller's error too, and each caller says what it means
+// once (the budget's outage, serve's limiter breaker): go-redis' own line
+// repeated it at every retry and every probe of a Redis that is down.
+var routine = []string{"sentinel: new master=", "sentinel: selected addr=", "sentinel: discovered new sentinel=",
+	"redis: connection pool: failed to dial"}
 
 type slogPrinter struct{ log *slog.Logger }
 
