@@ -21,15 +21,32 @@ import (
 // gives way: a new connection at the global cap closes an idle one (of the
 // client holding the most connections, the one idle longest) rather than
 // wait up to the idle timeout for it, and a client at its own cap closes
-// one of its own idle ones. Only when no connection is idle does a new one
-// wait in the backlog (globally) or get a 429 and a closed connection (its
-// client at its cap). Before, one client holding max idle keep-alives made
-// every other client wait 19-28 s per request.
+// one of its own idle ones. Before, one client holding max idle keep-alives
+// made every other client wait 19-28 s per request.
+//
+// A connection that has not yet delivered a whole first request
+// (http.StateNew: connected, headers not complete) gives way too at the
+// global cap, once it has been reading for longer than readingGrace: when
+// no connection is idle, a new one closes the reading connection of the
+// client holding the most, the one reading longest. Before, slow-header
+// connections (one header line every 0.5 s) were neither idle nor refused,
+// so max/perClient addresses held the whole cap and every other client
+// waited in the backlog until ReadHeaderTimeout (5 s) closed one. Only when
+// no connection is idle or reading past the grace does a new one wait in
+// the backlog (globally; at most until the next one passes its grace) or
+// get a 429 and a closed connection (its client at its cap).
+//
+// The per-client cap counts reading connections like any other and does
+// not close them for its own client: a browser opens its 6 connections to
+// a host at once, all reading for a moment, and an attacker refused there
+// only moves to more addresses (an IPv6 /64 is cheap), which the global
+// cap's displacement already handles.
 //
 // Closing an idle connection races with a request the client may be
 // sending on it at that moment, exactly as the server's own idle timeout
 // does; HTTP clients retry an idempotent request on a reused connection the
-// server closed.
+// server closed. Closing a reading connection is what ReadHeaderTimeout
+// would do later.
 type connLimiter struct {
 	net.Listener
 	max, perClient int
@@ -52,10 +69,18 @@ type limitedConn struct {
 	l       *connLimiter
 	client  string
 	exempt  bool
-	idle    bool // in http.StateIdle (guarded by l.mu)
-	idleAt  time.Time
+	state   http.ConnState // guarded by l.mu; StateNew from admission
+	since   time.Time      // when it entered state
 	release sync.Once
 }
+
+// readingGrace is how long a connection may read its first request before
+// it gives way at the global cap. A first request's headers come in one
+// flight right after the TCP handshake: well under a second even on a slow
+// mobile link (a few hundred ms of round trip), so an honest client is not
+// closed at once; a slow-header connection holds its slot for about this
+// long instead of ReadHeaderTimeout (5 s).
+const readingGrace = time.Second
 
 func newConnLimiter(ln net.Listener, max, perClient int, trusted []netip.Prefix) *connLimiter {
 	return &connLimiter{Listener: ln, max: max, perClient: perClient, trusted: trusted,
@@ -85,10 +110,10 @@ func (l *connLimiter) Accept() (net.Conn, error) {
 	}
 }
 
-// admit counts lc in, closing idle connections to make room; it waits
-// while every connection is busy and the global cap is reached. false:
-// lc's client is at its own cap with none of its connections idle, or the
-// listener closed.
+// admit counts lc in, closing idle (or long-reading) connections to make
+// room; it waits while the global cap is reached and none can give way.
+// false: lc's client is at its own cap with none of its connections idle,
+// or the listener closed.
 func (l *connLimiter) admit(lc *limitedConn) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -104,17 +129,39 @@ func (l *connLimiter) admit(lc *limitedConn) bool {
 			l.closeLocked(v)
 			continue
 		}
-		l.mu.Unlock()
-		select {
-		case <-l.wake:
-		case <-l.done:
-			l.mu.Lock()
+		v, next := l.longestReading(time.Now())
+		if v != nil {
+			l.closeLocked(v)
+			continue
+		}
+		if !l.await(next) {
 			return false
 		}
-		l.mu.Lock()
 	}
+	lc.state, lc.since = http.StateNew, time.Now()
 	l.conns[lc] = struct{}{}
 	l.per[lc.client]++
+	return true
+}
+
+// await waits, with l.mu released, until a connection closes or goes
+// idle, or until next (when a reading connection passes its grace; zero:
+// none will). false: the listener closed.
+func (l *connLimiter) await(next time.Time) bool {
+	var passes <-chan time.Time
+	if !next.IsZero() {
+		t := time.NewTimer(time.Until(next))
+		defer t.Stop()
+		passes = t.C
+	}
+	l.mu.Unlock()
+	defer l.mu.Lock()
+	select {
+	case <-l.wake:
+	case <-passes:
+	case <-l.done:
+		return false
+	}
 	return true
 }
 
@@ -122,13 +169,43 @@ func (l *connLimiter) admit(lc *limitedConn) bool {
 // (nil: all): the one of the client holding the most connections, idle the
 // longest. nil if none is idle.
 func (l *connLimiter) idlest(ok func(*limitedConn) bool) *limitedConn {
+	return l.first(func(c *limitedConn) bool {
+		return c.state == http.StateIdle && (ok == nil || ok(c))
+	})
+}
+
+// longestReading is the reading connection to close first at now: among
+// those reading their first request for longer than readingGrace, the one
+// of the client holding the most connections, reading the longest. If none
+// is, next is when the first of those still within the grace passes it
+// (zero: none is reading).
+func (l *connLimiter) longestReading(now time.Time) (v *limitedConn, next time.Time) {
+	v = l.first(func(c *limitedConn) bool {
+		if c.state != http.StateNew {
+			return false
+		}
+		due := c.since.Add(readingGrace)
+		if due.After(now) {
+			if next.IsZero() || due.Before(next) {
+				next = due
+			}
+			return false
+		}
+		return true
+	})
+	return v, next
+}
+
+// first is the connection ok accepts of the client holding the most
+// connections, in its state the longest; nil if ok accepts none.
+func (l *connLimiter) first(ok func(*limitedConn) bool) *limitedConn {
 	var best *limitedConn
 	for c := range l.conns {
-		if !c.idle || (ok != nil && !ok(c)) {
+		if !ok(c) {
 			continue
 		}
 		if best == nil || l.per[c.client] > l.per[best.client] ||
-			(l.per[c.client] == l.per[best.client] && c.idleAt.Before(best.idleAt)) {
+			(l.per[c.client] == l.per[best.client] && c.since.Before(best.since)) {
 			best = c
 		}
 	}
@@ -216,7 +293,8 @@ func (l *connLimiter) Close() error {
 }
 
 // connState is the http.Server's ConnState hook: it tells the limiter
-// which connections are idle.
+// which connections are idle, and which are still reading their first
+// request.
 func (l *connLimiter) connState(c net.Conn, st http.ConnState) {
 	lc, ok := c.(*limitedConn)
 	if !ok || lc.l != l {
@@ -224,9 +302,11 @@ func (l *connLimiter) connState(c net.Conn, st http.ConnState) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	lc.idle = st == http.StateIdle
-	if lc.idle {
-		lc.idleAt = time.Now()
+	if st == lc.state {
+		return // StateNew, set at admission: keep its time
+	}
+	lc.state, lc.since = st, time.Now()
+	if st == http.StateIdle {
 		l.poke()
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -374,5 +375,72 @@ func TestHeaderLimit(t *testing.T) {
 	}
 	if got := status(server.MaxHeaderBytes + 512); !strings.HasPrefix(got, "refused") {
 		t.Errorf("16.5 KB of headers: %s, want refused", got)
+	}
+}
+
+// A connection still reading its first request gives way at the global
+// cap too, once past its grace, when none is idle: the one of the client
+// holding the most connections, reading the longest. Before, such
+// connections (slow headers) held the cap until ReadHeaderTimeout. Here
+// 127.0.0.3 opens the oldest reading connection, 127.0.0.1 the other
+// three; another client's request closes 127.0.0.1's first one and is
+// answered while the rest stay open. The timeouts are an hour, so only a
+// connection that gives way lets the other client in.
+func TestReadingConnectionsGiveWay(t *testing.T) {
+	s, err := server.New(server.Config{MaxConnections: 4, ReadHeaderTimeout: time.Hour, IdleTimeout: time.Hour},
+		server.Deps{Archive: openRO(t), Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	accepted := 0
+	changed := sync.NewCond(&mu)
+	s.SetConnState(func(_ net.Conn, st http.ConnState) {
+		mu.Lock()
+		defer mu.Unlock()
+		if st == http.StateNew {
+			accepted++
+		}
+		changed.Broadcast()
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve(ln)
+	t.Cleanup(func() { s.Stop(t.Context()) })
+	addr := ln.Addr().String()
+
+	// Each connection is admitted before the next is opened, so their
+	// ages are in this order.
+	var held []net.Conn
+	for i, ip := range []net.IP{net.IPv4(127, 0, 0, 3), net.IPv4(127, 0, 0, 1), net.IPv4(127, 0, 0, 1), net.IPv4(127, 0, 0, 1)} {
+		c := dialFrom(t, ip, addr)
+		fmt.Fprintf(c, "GET /static/style.css HTTP/1.1\r\nX-Slow: 1\r\n") // headers never finished
+		mu.Lock()
+		for accepted < i+1 {
+			changed.Wait()
+		}
+		mu.Unlock()
+		held = append(held, c)
+	}
+	c := dialFrom(t, net.IPv4(127, 0, 0, 2), addr)
+	c.SetDeadline(time.Now().Add(time.Minute))
+	res, err := ask(c, "/static/style.css")
+	if err != nil {
+		t.Fatalf("another client, while reading connections hold every slot: %v", err)
+	}
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("another client: %s", res.Status)
+	}
+	var closed []int
+	for i, h := range held {
+		h.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+		if _, err := h.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
+			closed = append(closed, i)
+		}
+	}
+	if len(closed) != 1 || closed[0] != 1 {
+		t.Errorf("closed the reading connections %v, want [1] (127.0.0.1's oldest)", closed)
 	}
 }
