@@ -16,7 +16,7 @@ type Serve struct {
 	RateLimit      ServeRateLimit `yaml:"rate_limit"`
 	TrustedProxies []string       `yaml:"trusted_proxies"` // addresses or CIDRs allowed to set X-Forwarded-For
 	CORSOrigins    []string       `yaml:"cors_origins"`    // origins that may read /api/v1 from a browser; "*" for any
-	MaxConnections int            `yaml:"max_connections"` // open at once; an idle one gives way, else more wait
+	MaxConnections int            `yaml:"max_connections"` // open at once; an idle one (or one slow to send its headers) gives way, else more wait
 	// MaxConnectionsPerClient is one client's share of MaxConnections
 	// (its address; an IPv6 client's /64; a trusted proxy is exempt).
 	MaxConnectionsPerClient int `yaml:"max_connections_per_client"`
