@@ -170,6 +170,7 @@ func NewReader(r io.Reader, name string, region regions.Code) (*Reader, error) {
 		return nil, fmt.Errorf("%s: %q is not a region code", name, region)
 	}
 	cr.FieldsPerRecord = len(header)
+	guard.ncols = len(header)
 	cr.ReuseRecord = false
 	// The 2017-18 files were written by a scraper that quoted tags one by
 	// one and joined them with |, unescaped: "a"|"b". Only lazy quoting
@@ -403,7 +404,17 @@ func (r *Reader) read() record {
 	case errors.As(err, &pe):
 		line = pe.StartLine
 	}
-	if line > 0 && r.guard.wasCut(line) {
+	if why, cut := r.guard.wasCut(line); line > 0 && cut {
+		if why.unclosed {
+			// Only the lines up to the quote's are skipped: the guard reads
+			// the lines after it again.
+			where := "here"
+			if why.quoteLine != line {
+				where = fmt.Sprintf("on line %d", why.quoteLine)
+			}
+			return record{line: line, syntax: true,
+				err: fmt.Errorf("a quoted field opens %s and never closes: the lines after it are read as records", where)}
+		}
 		return record{line: line, syntax: true, tooLarge: true,
 			err: fmt.Errorf("the record is larger than %d KiB: no row of a real dataset is", MaxRecordBytes>>10)}
 	}
