@@ -1,11 +1,15 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
+	"unicode"
 
 	"github.com/ytrend/ytrend/ingest/sim"
+	"github.com/ytrend/ytrend/store"
 )
 
 // Issue 22 (red team, point 2): one bare quote at the start of a field
@@ -89,5 +93,33 @@ func TestImportCapsChannelTitle(t *testing.T) {
 	}](t, out)
 	if n := len([]rune(v.ChannelTitle)); n > 100 {
 		t.Errorf("channel title of %d characters stored and served (YouTube's limit is 100)", n)
+	}
+}
+
+// An archive imported before imports removed control characters still holds
+// them: history and search print them as visible escapes, never raw.
+func TestOlderArchiveControlCharactersPrintedAsEscapes(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, sim.Config{})
+	db := w.openDB()
+	at := time.Date(2020, 8, 12, 0, 0, 0, 0, time.UTC)
+	_, err := db.ImportChart(context.Background(), store.ImportedChart{Region: "US", Pages: []store.Page{{
+		FetchedAt: at, FirstRank: 1, Videos: []store.Video{{
+			ID: "escape00001", Title: "escape \x1b[2J\x1b]0;pwned\x07 \u009b31m", ChannelTitle: "Chan\x1b[5m", CategoryID: "22",
+			Description: "desc escape \x1b]52;c;ZXZpbA==\x07", PublishedAt: at.Add(-time.Hour),
+		}},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	for _, args := range [][]string{{"history", "escape00001"}, {"search", "escape"}} {
+		out := w.mustRun(args...).stdout
+		if i := strings.IndexFunc(out, func(r rune) bool { return unicode.IsControl(r) && r != '\n' }); i >= 0 {
+			t.Errorf("ytrend %s printed a control character at byte %d: %q", strings.Join(args, " "), i, out)
+		}
+		if !strings.Contains(out, `escape \x1b[2J\x1b]0;pwned\x07 \u009b31m`) || !strings.Contains(out, `Chan\x1b[5m`) {
+			t.Errorf("ytrend %s does not show the controls as escapes: %q", strings.Join(args, " "), out)
+		}
 	}
 }
