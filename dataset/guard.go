@@ -25,9 +25,9 @@ const MaxRecordBytes = 64 << 10
 // A quote that opens a field and never closes (a title typed `"oops`) would
 // make the rest of the file one record. So the lines of a quoted field that
 // runs past its first line end are held back (at most MaxRecordBytes) until
-// the quote closes; if instead the record passes MaxRecordBytes, or the file
-// ends, and one of the held lines reads as a whole record of the header's
-// width, the quote is taken for a stray one: only the record up to the
+// the quote closes. If instead earlyRecords held lines read as whole records
+// of the header's width, or the record passes MaxRecordBytes or the file ends
+// with one such line held, the quote is taken for a stray one: only the record up to the
 // quote's line is skipped (reported as such) and the held lines are read
 // again as records. While a too-large record is dropped inside its quotes,
 // a line that reads as a whole record ends the dropping the same way.
@@ -35,7 +35,7 @@ type recordGuard struct {
 	r       io.Reader
 	buf     []byte
 	pending []byte
-	ncols   int // the header's fields; 0 until it is read
+	ncols   int // the header's fields; until its end, minus the commas read
 
 	line     int // the file's line the next byte is on
 	start    int // where the record in progress starts
@@ -47,8 +47,12 @@ type recordGuard struct {
 	cut      map[int]cutWhy // records cut, by their first line
 
 	hold     []byte // a quoted field's lines after its first line end, not passed on yet
+	holdBuf  []byte // hold's memory, kept between fields
 	holdLine int    // the line whose end starts hold: the line the quote is on
-	lineBuf  []byte // while dropping: the line so far, up to MaxRecordBytes+1 bytes
+	heldFrom int    // where hold's line in progress starts
+	// heldRecords counts hold's lines that read as whole records.
+	heldRecords int
+	lineBuf     []byte // while dropping: the line so far, up to MaxRecordBytes+1 bytes
 }
 
 // cutWhy says why the guard ended a record early.
@@ -74,11 +78,11 @@ func (g *recordGuard) Read(p []byte) (int, error) {
 		g.pending = g.scan(g.pending[:0], g.buf[:n])
 		for err != nil && g.hold != nil {
 			// The file ends inside a quoted field.
-			if g.recoverable(g.hold[1:], true) {
+			if g.recoverableAtEnd() {
 				g.pending = g.scan(g.pending, g.recover(&g.pending, nil))
 			} else {
 				g.pending = append(g.pending, g.hold...)
-				g.hold = nil
+				g.holdBuf, g.hold = g.hold[:0], nil
 			}
 		}
 		if err != nil && len(g.pending) == 0 {
@@ -123,8 +127,15 @@ func (g *recordGuard) scan(out, in []byte) []byte {
 		switch {
 		case g.hold != nil:
 			g.hold = append(g.hold, c)
+			if c == '\n' && g.q.inQuote {
+				if g.isRecord(g.hold[g.heldFrom : len(g.hold)-1]) {
+					g.heldRecords++
+				}
+				g.heldFrom = len(g.hold)
+			}
 		case c == '\n' && g.q.inQuote:
-			g.hold, g.holdLine = []byte{c}, g.line
+			g.hold, g.holdLine = append(g.holdBuf[:0], c), g.line
+			g.heldFrom, g.heldRecords = 1, 0
 		default:
 			out = append(out, c)
 		}
@@ -134,14 +145,28 @@ func (g *recordGuard) scan(out, in []byte) []byte {
 		}
 		if g.hold != nil && !g.q.inQuote {
 			out = append(out, g.hold...) // the quote closed
-			g.hold = nil
+			g.holdBuf, g.hold = g.hold[:0], nil
+		}
+		if g.heldRecords >= earlyRecords && g.hold != nil {
+			// So many records inside one quoted field: the quote is a
+			// stray one. Deciding now keeps a file of many such lines
+			// from costing MaxRecordBytes of scanning each.
+			in = g.recover(&out, in[i+1:])
+			i = -1
+			continue
+		}
+		if g.ncols <= 0 && c == ',' && !g.q.inQuote {
+			g.ncols-- // the header's commas, counted down
 		}
 		if end {
+			if g.ncols <= 0 {
+				g.ncols = 1 - g.ncols // the header's fields
+			}
 			g.start, g.size = g.line, 0
 			continue
 		}
 		if g.size > MaxRecordBytes {
-			if g.hold != nil && g.recoverable(g.hold[1:], false) {
+			if g.hold != nil && g.heldRecords > 0 {
 				in = g.recover(&out, in[i+1:])
 				i = -1
 				continue
@@ -159,12 +184,17 @@ func (g *recordGuard) scan(out, in []byte) []byte {
 				out = append(out, bytes.Repeat([]byte{'\n'}, bytes.Count(g.hold, []byte{'\n'})-1)...)
 				g.owed = false
 				g.lineBuf = append(g.lineBuf, g.hold[bytes.LastIndexByte(g.hold, '\n')+1:]...)
-				g.hold = nil
+				g.holdBuf, g.hold = g.hold[:0], nil
 			}
 		}
 	}
 	return out
 }
+
+// earlyRecords whole records held inside one quoted field make its quote a
+// stray one without waiting for MaxRecordBytes: no description holds that
+// many lines of exactly the header's fields.
+const earlyRecords = 8
 
 // recover ends the record in progress at the end of the line its open
 // quote is on, reports it, and returns the held lines after it followed by
@@ -175,27 +205,16 @@ func (g *recordGuard) recover(out *[]byte, rest []byte) []byte {
 	*out = append(*out, '"', '\n')
 	g.cut[g.start] = cutWhy{unclosed: true, quoteLine: g.holdLine}
 	again := append(append([]byte{}, g.hold[1:]...), rest...)
-	g.hold = nil
+	g.holdBuf, g.hold = g.hold[:0], nil
 	g.line = g.holdLine + 1
 	g.start, g.size, g.q = g.line, 0, quoting{atField: true}
 	return again
 }
 
-// recoverable reports whether one of held's lines reads as a whole record:
-// the quote before them is then a stray one. Its last line counts only at
-// the end of the file (eof); before, it may not be whole.
-func (g *recordGuard) recoverable(held []byte, eof bool) bool {
-	for len(held) > 0 {
-		i := bytes.IndexByte(held, '\n')
-		if i < 0 {
-			return eof && g.isRecord(held)
-		}
-		if g.isRecord(held[:i]) {
-			return true
-		}
-		held = held[i+1:]
-	}
-	return false
+// recoverableAtEnd reports, at the end of the file, whether one of the held
+// lines reads as a whole record: the quote before them is then a stray one.
+func (g *recordGuard) recoverableAtEnd() bool {
+	return g.heldRecords > 0 || g.isRecord(g.hold[g.heldFrom:])
 }
 
 // isRecord reports whether line, read from its start, is one whole record

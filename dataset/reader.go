@@ -173,7 +173,6 @@ func NewReader(r io.Reader, name string, region regions.Code) (*Reader, error) {
 		return nil, fmt.Errorf("%s: %q is not a region code", name, region)
 	}
 	cr.FieldsPerRecord = len(header)
-	guard.ncols = len(header)
 	cr.ReuseRecord = false
 	// The 2017-18 files were written by a scraper that quoted tags one by
 	// one and joined them with |, unescaped: "a"|"b". Only lazy quoting
