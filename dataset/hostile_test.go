@@ -271,3 +271,39 @@ func TestBadDateSkipsItsRowNotItsBatch(t *testing.T) {
 }
 
 func latest() string { return store.LatestSighting(time.Now()).Format(time.DateOnly) }
+
+// Control characters a terminal would act on (ESC, BEL, BS, CR, DEL, C1
+// such as U+009B CSI) are removed from the text of imported rows, tab and
+// line feed kept; a channel's name is cut to YouTube's 100 characters.
+// Each change is reported.
+func TestControlsAndChannelTitle(t *testing.T) {
+	esc := "a\x1b[2J\x1b]0;pwned\x07b\bc\u009b31m\x7fd\te"
+	rows := [][]string{
+		hostileRow("ctltitle001", "2020-08-12T00:00:00Z", 1, esc),
+		hostileRow("ctlchan0001", "2020-08-12T00:00:00Z", 4, esc),
+		hostileRow("ctltags0001", "2020-08-12T00:00:00Z", 7, "x\x1b[5m|y"),
+		hostileRow("ctldesc0001", "2020-08-12T00:00:00Z", 15, "one\r\ntwo\rthree\x1b]52;c;ZXZpbA==\x07\nfour"),
+		hostileRow("longchan001", "2020-08-12T00:00:00Z", 4, strings.Repeat("é", 150)),
+	}
+	charts, rep := readAll(t, "JP_youtube_trending_data.csv", file2020(t, columns2020, rows, style{}), "JP")
+	if len(charts) != 1 {
+		t.Fatalf("%d charts", len(charts))
+	}
+	vs := charts[0].Pages[0].Videos
+	want := "a[2J]0;pwnedbc31md\te"
+	if vs[0].Title != want || vs[1].ChannelTitle != want {
+		t.Errorf("title %q, channel %q, want %q", vs[0].Title, vs[1].ChannelTitle, want)
+	}
+	if !slices.Equal(vs[2].Tags, []string{"x[5m", "y"}) {
+		t.Errorf("tags %q", vs[2].Tags)
+	}
+	if got := vs[3].Description; got != "one\ntwo\nthree]52;c;ZXZpbA==\nfour" {
+		t.Errorf("description %q", got)
+	}
+	if got := vs[4].ChannelTitle; got != strings.Repeat("é", 100) {
+		t.Errorf("channel title of %d characters", len([]rune(got)))
+	}
+	if rep.FixedBy[dataset.FixControls] != 4 || rep.FixedBy[dataset.FixCut] != 1 {
+		t.Errorf("fixes %v: %v", rep.FixedBy, rep.Fixes)
+	}
+}

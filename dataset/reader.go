@@ -59,6 +59,9 @@ func (f Fix) String() string {
 const (
 	FixCut     = "cut"     // longer than YouTube's limit: cut to it
 	FixDropped = "dropped" // not a thumbnail YouTube gave: left empty
+	// FixControls: control characters (terminal escapes among them)
+	// removed; tab and line feed are kept.
+	FixControls = "controls"
 )
 
 // maxChartRows bounds the rows of one chart (a day of a public dataset, a
@@ -403,7 +406,17 @@ func (r *Reader) read() record {
 	case errors.As(err, &pe):
 		line = pe.StartLine
 	}
-	if line > 0 && r.guard.wasCut(line) {
+	if why, cut := r.guard.wasCut(line); line > 0 && cut {
+		if why.unclosed {
+			// Only the lines up to the quote's are skipped: the guard reads
+			// the lines after it again.
+			where := "here"
+			if why.quoteLine != line {
+				where = fmt.Sprintf("on line %d", why.quoteLine)
+			}
+			return record{line: line, syntax: true,
+				err: fmt.Errorf("a quoted field opens %s and never closes: the lines after it are read as records", where)}
+		}
 		return record{line: line, syntax: true, tooLarge: true,
 			err: fmt.Errorf("the record is larger than %d KiB: no row of a real dataset is", MaxRecordBytes>>10)}
 	}
@@ -563,6 +576,14 @@ func (r *Reader) parse(rec record) (*row, *Skip) {
 	return out, nil
 }
 
+// channelTitleColumn is the file's name for the channel's name.
+func (r *Reader) channelTitleColumn() string {
+	if r.format == Format2017 {
+		return "channel_title"
+	}
+	return "channelTitle"
+}
+
 // checkRow refuses a row dated where no chart can be, and cuts or drops
 // what YouTube itself would never send, reporting each change.
 func (r *Reader) checkRow(out *row, line int) *Skip {
@@ -580,6 +601,28 @@ func (r *Reader) checkRow(out *row, line int) *Skip {
 	}
 	v := &out.video
 	var cut bool
+	for _, f := range []struct {
+		col string
+		s   *string
+	}{{"title", &v.Title}, {r.channelTitleColumn(), &v.ChannelTitle}, {"description", &v.Description}} {
+		if *f.s, cut = dropControls(*f.s); cut {
+			r.fix(Fix{Line: line, Field: f.col, Kind: FixControls, Reason: "control characters (ESC, BEL, CR, C1, ...) removed: YouTube never sends them"})
+		}
+	}
+	tagsFixed := false
+	for i, t := range v.Tags {
+		v.Tags[i], cut = dropControls(t)
+		tagsFixed = tagsFixed || cut
+	}
+	if tagsFixed {
+		r.fix(Fix{Line: line, Field: "tags", Kind: FixControls, Reason: "control characters (ESC, BEL, CR, C1, ...) removed: YouTube never sends them"})
+	}
+	if out.category, cut = dropControls(out.category); cut {
+		r.fix(Fix{Line: line, Field: ColumnCategory, Kind: FixControls, Reason: "control characters (ESC, BEL, CR, C1, ...) removed: YouTube never sends them"})
+	}
+	if v.ChannelTitle, cut = cutChars(v.ChannelTitle, maxChannelTitleChars); cut {
+		r.fix(Fix{Line: line, Field: r.channelTitleColumn(), Kind: FixCut, Reason: fmt.Sprintf("longer than YouTube's %d characters", maxChannelTitleChars)})
+	}
 	if v.Title, cut = store.CutTitle(v.Title); cut {
 		r.fix(Fix{Line: line, Field: "title", Kind: FixCut, Reason: fmt.Sprintf("longer than YouTube's %d characters", store.MaxTitleChars)})
 	}

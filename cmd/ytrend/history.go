@@ -71,7 +71,10 @@ func videoIDArg(s string) string {
 }
 
 func printHistory(w io.Writer, h store.History) {
-	fmt.Fprintf(w, "%s  %s — %s · %s\n", h.VideoID, oneLine(h.Title), h.ChannelTitle, categoryText(h.CategoryID, h.Category))
+	// Archive text is printed through humanfmt.Terminal: an archive
+	// imported before imports removed control characters may hold them.
+	fmt.Fprintf(w, "%s  %s — %s · %s\n", humanfmt.Terminal(h.VideoID), oneLine(humanfmt.Terminal(h.Title)),
+		oneLine(humanfmt.Terminal(h.ChannelTitle)), oneLine(humanfmt.Terminal(categoryText(h.CategoryID, h.Category))))
 	if len(h.Regions) == 0 {
 		fmt.Fprintln(w, "never on a chart this archive holds")
 		return

@@ -160,11 +160,13 @@ func printHits(w io.Writer, hits []store.Hit, now time.Time) {
 		if h.BestRank > 0 {
 			rank = fmt.Sprintf("best #%d", h.BestRank)
 		}
-		fmt.Fprintf(w, "%2d. %s\n    %s · %s · %s · %s in %s · seen %s ago\n", i+1, h.Title, h.ChannelTitle,
-			categoryText(h.CategoryID, h.Category), views, rank, regionList(h.Regions),
+		// Archive text goes through humanfmt.Terminal: an archive imported
+		// before imports removed control characters may hold them.
+		fmt.Fprintf(w, "%2d. %s\n    %s · %s · %s · %s in %s · seen %s ago\n", i+1, oneLine(humanfmt.Terminal(h.Title)),
+			oneLine(humanfmt.Terminal(h.ChannelTitle)), oneLine(humanfmt.Terminal(categoryText(h.CategoryID, h.Category))), views, rank, regionList(h.Regions),
 			config.FormatDuration(now.Sub(h.LastSeen).Round(time.Minute)))
 		if h.Snippet != "" {
-			fmt.Fprintf(w, "    %s\n", oneLine(h.Snippet))
+			fmt.Fprintf(w, "    %s\n", oneLine(humanfmt.Terminal(h.Snippet)))
 		}
 	}
 }

@@ -2,7 +2,12 @@
 // web pages print counts the same way.
 package humanfmt
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
 
 // Count prints 1234567 as 1.2M, 1234 as 1.2K, 999 as 999.
 func Count(n int64) string {
@@ -16,3 +21,32 @@ func Count(n int64) string {
 	}
 	return fmt.Sprint(n)
 }
+
+// Terminal makes archive text safe to print to a terminal: each control
+// character but tab and line feed (ESC, BEL, BS, CR, DEL, C1 such as U+009B,
+// a terminal's CSI) and each byte that is not UTF-8 is shown as a visible
+// escape (\x1b, \u009b) instead of acting on the terminal. Imports remove
+// them, but archives imported before that still hold them.
+func Terminal(s string) string {
+	if strings.IndexFunc(s, needsEscape) < 0 && utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case needsEscape(r) && r < 0x80:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case needsEscape(r):
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}
+
+func needsEscape(r rune) bool { return unicode.IsControl(r) && r != '\t' && r != '\n' }

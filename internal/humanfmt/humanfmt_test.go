@@ -9,3 +9,16 @@ func TestCount(t *testing.T) {
 		}
 	}
 }
+
+func TestTerminal(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain – ünïcode\ttab\nline":                  "plain – ünïcode\ttab\nline",
+		"\x1b[2J\x1b]0;pwned\x07":                     `\x1b[2J\x1b]0;pwned\x07`,
+		"a\rb\bc\x7f":                                 `a\x0db\x08c\x7f`,
+		"csi \u009b31m, raw byte \x9b31m, nel \u0085": `csi \u009b31m, raw byte \x9b31m, nel \u0085`,
+	} {
+		if got := Terminal(in); got != want {
+			t.Errorf("Terminal(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
