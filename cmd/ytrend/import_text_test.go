@@ -63,7 +63,7 @@ func TestImportedControlCharactersNeverReachTheTerminal(t *testing.T) {
 	w.write("US_youtube_trending_data.csv", header+
 		`escape00001,"`+title+`",2020-08-11T19:20:14Z,UC1,"Chan`+"\x1b[5m"+`",22,2020-08-12T00:00:00Z,[None],10,1,0,1,,False,False,"desc `+"\x1b]52;c;ZXZpbA==\x07"+`"`+"\n")
 	w.mustRun("import", "US_youtube_trending_data.csv")
-	for _, args := range [][]string{{"history", "escape00001"}, {"search", "escape"}} {
+	for _, args := range [][]string{{"history", "escape00001"}, {"search", "escape"}, {"chart", "US"}} {
 		out := w.mustRun(args...).stdout
 		if i := strings.IndexAny(out, "\x1b\x07\b\u009b"); i >= 0 {
 			t.Errorf("ytrend %s printed a control sequence from the imported file at byte %d: %q", strings.Join(args, " "), i, out)
@@ -97,7 +97,7 @@ func TestImportCapsChannelTitle(t *testing.T) {
 }
 
 // An archive imported before imports removed control characters still holds
-// them: history and search print them as visible escapes, never raw.
+// them: history, search and chart print them as visible escapes, never raw.
 func TestOlderArchiveControlCharactersPrintedAsEscapes(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, sim.Config{})
@@ -113,7 +113,7 @@ func TestOlderArchiveControlCharactersPrintedAsEscapes(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	for _, args := range [][]string{{"history", "escape00001"}, {"search", "escape"}} {
+	for _, args := range [][]string{{"history", "escape00001"}, {"search", "escape"}, {"chart", "US"}} {
 		out := w.mustRun(args...).stdout
 		if i := strings.IndexFunc(out, func(r rune) bool { return unicode.IsControl(r) && r != '\n' }); i >= 0 {
 			t.Errorf("ytrend %s printed a control character at byte %d: %q", strings.Join(args, " "), i, out)
