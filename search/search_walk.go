@@ -210,6 +210,7 @@ func (s searcher) walk(f candidateFilter, rs *rankState, rankID int64, n float64
 	var group []int64
 	done := map[int64]bool{} // blocks ranked
 	want, grow := 1, 2
+	maxGap := gapWorthClosing(n, nBlocks)
 	if nb := float64(nBlocks); n < walkFirst*nb { // fewer than walkFirst matches per block
 		want = int(min(nb, walkFirst*nb/max(n, 1)))
 	}
@@ -218,7 +219,7 @@ func (s searcher) walk(f candidateFilter, rs *rankState, rankID int64, n float64
 	}
 	rank := func() error {
 		c := s.cuts(top, rs)
-		ranges, filled := idRanges(group, walkRanges, func(b int64) bool { return done[b] })
+		ranges, filled := idRanges(group, maxGap, func(b int64) bool { return done[b] })
 		for _, b := range group {
 			done[b] = true
 		}
@@ -395,55 +396,59 @@ func (c *blockCursor) fetch() error {
 	return nil
 }
 
-// walkRanges is how many rowid ranges one group is ranked in at most: each
-// is a query of its own, and FTS5 seeks every term of the MATCH to its start.
-const walkRanges = 8
+// rangeCost is what ranking one more rowid range costs, in matches ranked:
+// each range is a query of its own, and FTS5 seeks every term of the MATCH
+// to its start (the same cost as viewsTop's point queries).
+const rangeCost = 50
+
+// gapWorthClosing is the widest gap, in blocks, between two blocks of a
+// group that costs less to rank along than a range query of its own, for a
+// query with about n matches over nBlocks blocks.
+func gapWorthClosing(n float64, nBlocks int64) int64 {
+	perBlock := n / float64(max(nBlocks, 1))
+	if perBlock*float64(nBlocks) < rangeCost {
+		return nBlocks
+	}
+	return int64(rangeCost / perBlock)
+}
 
 // idRanges turns block ids into rowid ranges [lo, hi] (rowid = -id) covering
-// their videos, at most limit of them where it can: when the blocks are
-// scattered, the smallest gaps between them are closed, unless a gap holds
-// a block already ranked (done). The blocks that fill the closed gaps are
-// returned too: ranked along, they must not be ranked again. It sorts
+// their videos, closing each gap between them of at most maxGap blocks
+// (unless it holds a block already ranked: done). Scattered blocks stay
+// separate ranges: an archive imported one region's file after another holds
+// its newest videos at the end of each region's ids, and closing the gaps
+// between those (as a fixed cap on the number of ranges did) ranked eight
+// times the blocks the walk asked for. The blocks that fill the closed gaps
+// are returned too: ranked along, they must not be ranked again. It sorts
 // blocks in place.
-func idRanges(blocks []int64, limit int, done func(int64) bool) (ranges [][2]int64, filled []int64) {
+func idRanges(blocks []int64, maxGap int64, done func(int64) bool) (ranges [][2]int64, filled []int64) {
 	slices.Sort(blocks)
 	blocks = slices.Compact(blocks)
-	type run struct {
-		first, last int64
-		closable    bool // the gap after it holds no block already ranked
-	}
+	type run struct{ first, last int64 }
 	var runs []run
 	for _, b := range blocks {
-		if n := len(runs); n > 0 && runs[n-1].last+1 == b {
+		n := len(runs)
+		if n > 0 && runs[n-1].last+1 == b {
 			runs[n-1].last = b
 			continue
 		}
+		if n > 0 && b-runs[n-1].last-1 <= maxGap {
+			closable := true
+			for g := runs[n-1].last + 1; g < b; g++ {
+				if done(g) {
+					closable = false
+					break
+				}
+			}
+			if closable {
+				for g := runs[n-1].last + 1; g < b; g++ {
+					filled = append(filled, g)
+				}
+				runs[n-1].last = b
+				continue
+			}
+		}
 		runs = append(runs, run{first: b, last: b})
-	}
-	for i := 0; i+1 < len(runs); i++ {
-		runs[i].closable = true
-		for b := runs[i].last + 1; b < runs[i+1].first; b++ {
-			if done(b) {
-				runs[i].closable = false
-				break
-			}
-		}
-	}
-	for len(runs) > max(1, limit) {
-		at := -1 // the run before the smallest closable gap
-		for i := 0; i+1 < len(runs); i++ {
-			if runs[i].closable && (at < 0 || runs[i+1].first-runs[i].last < runs[at+1].first-runs[at].last) {
-				at = i
-			}
-		}
-		if at < 0 {
-			break
-		}
-		for b := runs[at].last + 1; b < runs[at+1].first; b++ {
-			filled = append(filled, b)
-		}
-		runs[at].last, runs[at].closable = runs[at+1].last, runs[at+1].closable
-		runs = slices.Delete(runs, at+1, at+2)
 	}
 	for _, r := range runs {
 		first, last := r.first<<blockShift, (r.last+1)<<blockShift-1
