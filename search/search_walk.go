@@ -123,6 +123,19 @@ func (s searcher) rank(f candidateFilter, rs *rankState, rankID int64, st archiv
 			return nil, err
 		}
 	}
+	if s.q.Sort == SortViews && f.expr == s.pq.expr && f.since == 0 && f.channels == "" && f.cats == "" &&
+		viewsIndexWorth(n, s.q.Limit, st.videos) {
+		// Many matches: the most viewed of them are among the most viewed
+		// videos, read from the views index and tested one at a time.
+		// Not with region or channel facets in the MATCH: testing a video
+		// against a MATCH seeks every term's doclist in every segment, and
+		// measured at 1M a region's facet made each test 4x dearer, for no
+		// gain over the scan.
+		top, ok, err := s.viewsTop(f, rankID, int(n/viewsIndexShare))
+		if err != nil || ok {
+			return top, err
+		}
+	}
 	if n < walkProbe || s.q.Sort == SortViews && !viewsWalkWorth(n, s.q.Limit, nBlocks) {
 		return s.onePass(f, rankID, n)
 	}
@@ -140,7 +153,7 @@ func (s searcher) onePass(f candidateFilter, rankID int64, n float64) ([]candida
 	const pointCost = 50
 	if s.q.Sort == SortViews && !s.pq.raw && f.since == 0 && f.channels == "" && f.cats == "" &&
 		float64(2*s.q.Limit*pointCost) < n {
-		top, ok, err := s.viewsTop(f, rankID)
+		top, ok, err := s.viewsTop(f, rankID, 0)
 		if err != nil || ok {
 			return top, err
 		}
@@ -148,35 +161,68 @@ func (s searcher) onePass(f candidateFilter, rankID int64, n float64) ([]candida
 	return s.candidates(f, rankID, math.MinInt64, math.MaxInt64, noCuts)
 }
 
+// viewsIndexShare: a search in views order reads the views index only if
+// it expects to test fewer than one in viewsIndexShare of its n matches,
+// and gives up (ranking as if there were no index) after testing that many.
+// Testing a video against the MATCH costs about as much as reading 10-20
+// matches in a scan, so a word whose matches are few among the most viewed
+// (words cluster by region, and so do views) costs at most about twice a
+// scan.
+const viewsIndexShare = 16
+
+// viewsIndexWorth: the 2·limit most viewed of n matches among videos are
+// about the 2·limit·videos/n most viewed videos, if views are unrelated to
+// the words; worth reading from the index if that is at most half the cap
+// (n/viewsIndexShare).
+func viewsIndexWorth(n float64, limit int, videos int64) bool {
+	return n >= walkProbe && 2*float64(limit)*float64(videos)/n <= n/(2*viewsIndexShare)
+}
+
 // viewsTop ranks, in views order, only the matches that can place in the
-// page. One scan of the matches reads just the index and each match's view
-// count (no region join, no grouping, no ranking function, about 1 µs a
-// match) and keeps the 2·limit most viewed; the page is among those with
-// at least the limit-th's views, ties included, and each of them is ranked
-// on its own (a range of one id). ok is false when a page's worth of ties
-// or of hidden counts leaves the scan's answer incomplete: rank every match.
-func (s searcher) viewsTop(f candidateFilter, rankID int64) (_ []candidate, ok bool, _ error) {
-	st, err := s.e.prepared(s.ctx, sqlViewsTop)
+// page. It finds the 2·limit most viewed matches — by one scan of the
+// matches that reads just the index and each match's view count (no region
+// join, no grouping, no ranking function, about 1 µs a match), or, if
+// byIndex > 0, by testing the most viewed videos against the MATCH, at most
+// byIndex of them — and the page is among those with at least the
+// limit-th's views, ties included; each of them is ranked on its own (a
+// range of one id). ok is false when a page's worth of ties or of hidden
+// counts leaves the answer incomplete, or the index's videos run out: rank
+// every match.
+func (s searcher) viewsTop(f candidateFilter, rankID int64, byIndex int) (_ []candidate, ok bool, _ error) {
+	query, args := sqlViewsTop, []any{f.expr, 2 * s.q.Limit}
+	if byIndex > 0 {
+		query, args = sqlViewsByIndex, append(args, byIndex)
+	}
+	st, err := s.e.prepared(s.ctx, query)
 	if err != nil {
 		return nil, false, fmt.Errorf("store: search: %w", err)
 	}
-	rows, err := s.stmt(st).QueryContext(s.ctx, f.expr, 2*s.q.Limit)
+	rows, err := s.stmt(st).QueryContext(s.ctx, args...)
 	if err != nil {
 		return nil, false, queryError(s.pq, err)
 	}
 	type idViews struct{ id, views int64 }
 	var most []idViews
+	sorted := true
 	for rows.Next() {
 		var r idViews
 		if err := rows.Scan(&r.id, &r.views); err != nil {
 			rows.Close()
 			return nil, false, queryError(s.pq, err)
 		}
+		if n := len(most); n > 0 && (r.views > most[n-1].views || r.views == most[n-1].views && r.id > most[n-1].id) {
+			sorted = false
+		}
 		most = append(most, r)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, false, queryError(s.pq, err)
+	}
+	if byIndex > 0 && (len(most) < 2*s.q.Limit || !sorted) {
+		// The capped index read found too few (or, against SQLite's plan,
+		// not in order): the scan decides.
+		return nil, false, nil
 	}
 	if len(most) < s.q.Limit {
 		return nil, false, nil // hidden counts reach into the page
