@@ -33,6 +33,12 @@ const (
 	// first used: most searches never need it).
 	sqlViewsTop = `SELECT -f.rowid, s.views FROM video_fts f JOIN video_stats s ON s.video = -f.rowid
 		WHERE f.video_fts MATCH ?1 AND s.views IS NOT NULL ORDER BY s.views DESC, f.rowid LIMIT ?2`
+	// The same, read from the most viewed videos down (migration 0013's
+	// index; ?3 the most videos to test), each tested against the MATCH:
+	// rows come in views order, ties newest id first, as sqlViewsTop's.
+	sqlViewsByIndex = `SELECT s.video, s.views FROM (SELECT video, views FROM video_stats INDEXED BY video_stats_views
+		WHERE views IS NOT NULL ORDER BY views DESC, video DESC LIMIT ?3) s
+		WHERE EXISTS (SELECT 1 FROM video_fts f WHERE f.video_fts MATCH ?1 AND f.rowid = -s.video) LIMIT ?2`
 	sqlHitVideos = `SELECT id, video_id, title, tags, channel_title, description, published_at_s, category_id FROM videos
 		WHERE id IN (SELECT value FROM json_each(?))`
 	sqlHitRegions = `SELECT video, region FROM video_regions WHERE video IN (SELECT value FROM json_each(?1))

@@ -123,6 +123,19 @@ func (s searcher) rank(f candidateFilter, rs *rankState, rankID int64, st archiv
 			return nil, err
 		}
 	}
+	if s.q.Sort == SortViews && f.expr == s.pq.expr && f.since == 0 && f.channels == "" && f.cats == "" &&
+		viewsIndexWorth(n, s.q.Limit, st.videos) {
+		// Many matches: the most viewed of them are among the most viewed
+		// videos, read from the views index and tested one at a time.
+		// Not with region or channel facets in the MATCH: testing a video
+		// against a MATCH seeks every term's doclist in every segment, and
+		// measured at 1M a region's facet made each test 4x dearer, for no
+		// gain over the scan.
+		top, ok, err := s.viewsTop(f, rankID, int(n/viewsIndexShare))
+		if err != nil || ok {
+			return top, err
+		}
+	}
 	if n < walkProbe || s.q.Sort == SortViews && !viewsWalkWorth(n, s.q.Limit, nBlocks) {
 		return s.onePass(f, rankID, n)
 	}
@@ -140,7 +153,7 @@ func (s searcher) onePass(f candidateFilter, rankID int64, n float64) ([]candida
 	const pointCost = 50
 	if s.q.Sort == SortViews && !s.pq.raw && f.since == 0 && f.channels == "" && f.cats == "" &&
 		float64(2*s.q.Limit*pointCost) < n {
-		top, ok, err := s.viewsTop(f, rankID)
+		top, ok, err := s.viewsTop(f, rankID, 0)
 		if err != nil || ok {
 			return top, err
 		}
@@ -148,35 +161,68 @@ func (s searcher) onePass(f candidateFilter, rankID int64, n float64) ([]candida
 	return s.candidates(f, rankID, math.MinInt64, math.MaxInt64, noCuts)
 }
 
+// viewsIndexShare: a search in views order reads the views index only if
+// it expects to test fewer than one in viewsIndexShare of its n matches,
+// and gives up (ranking as if there were no index) after testing that many.
+// Testing a video against the MATCH costs about as much as reading 10-20
+// matches in a scan, so a word whose matches are few among the most viewed
+// (words cluster by region, and so do views) costs at most about twice a
+// scan.
+const viewsIndexShare = 16
+
+// viewsIndexWorth: the 2·limit most viewed of n matches among videos are
+// about the 2·limit·videos/n most viewed videos, if views are unrelated to
+// the words; worth reading from the index if that is at most half the cap
+// (n/viewsIndexShare).
+func viewsIndexWorth(n float64, limit int, videos int64) bool {
+	return n >= walkProbe && 2*float64(limit)*float64(videos)/n <= n/(2*viewsIndexShare)
+}
+
 // viewsTop ranks, in views order, only the matches that can place in the
-// page. One scan of the matches reads just the index and each match's view
-// count (no region join, no grouping, no ranking function, about 1 µs a
-// match) and keeps the 2·limit most viewed; the page is among those with
-// at least the limit-th's views, ties included, and each of them is ranked
-// on its own (a range of one id). ok is false when a page's worth of ties
-// or of hidden counts leaves the scan's answer incomplete: rank every match.
-func (s searcher) viewsTop(f candidateFilter, rankID int64) (_ []candidate, ok bool, _ error) {
-	st, err := s.e.prepared(s.ctx, sqlViewsTop)
+// page. It finds the 2·limit most viewed matches — by one scan of the
+// matches that reads just the index and each match's view count (no region
+// join, no grouping, no ranking function, about 1 µs a match), or, if
+// byIndex > 0, by testing the most viewed videos against the MATCH, at most
+// byIndex of them — and the page is among those with at least the
+// limit-th's views, ties included; each of them is ranked on its own (a
+// range of one id). ok is false when a page's worth of ties or of hidden
+// counts leaves the answer incomplete, or the index's videos run out: rank
+// every match.
+func (s searcher) viewsTop(f candidateFilter, rankID int64, byIndex int) (_ []candidate, ok bool, _ error) {
+	query, args := sqlViewsTop, []any{f.expr, 2 * s.q.Limit}
+	if byIndex > 0 {
+		query, args = sqlViewsByIndex, append(args, byIndex)
+	}
+	st, err := s.e.prepared(s.ctx, query)
 	if err != nil {
 		return nil, false, fmt.Errorf("store: search: %w", err)
 	}
-	rows, err := s.stmt(st).QueryContext(s.ctx, f.expr, 2*s.q.Limit)
+	rows, err := s.stmt(st).QueryContext(s.ctx, args...)
 	if err != nil {
 		return nil, false, queryError(s.pq, err)
 	}
 	type idViews struct{ id, views int64 }
 	var most []idViews
+	sorted := true
 	for rows.Next() {
 		var r idViews
 		if err := rows.Scan(&r.id, &r.views); err != nil {
 			rows.Close()
 			return nil, false, queryError(s.pq, err)
 		}
+		if n := len(most); n > 0 && (r.views > most[n-1].views || r.views == most[n-1].views && r.id > most[n-1].id) {
+			sorted = false
+		}
 		most = append(most, r)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, false, queryError(s.pq, err)
+	}
+	if byIndex > 0 && (len(most) < 2*s.q.Limit || !sorted) {
+		// The capped index read found too few (or, against SQLite's plan,
+		// not in order): the scan decides.
+		return nil, false, nil
 	}
 	if len(most) < s.q.Limit {
 		return nil, false, nil // hidden counts reach into the page
@@ -210,6 +256,7 @@ func (s searcher) walk(f candidateFilter, rs *rankState, rankID int64, n float64
 	var group []int64
 	done := map[int64]bool{} // blocks ranked
 	want, grow := 1, 2
+	maxGap := gapWorthClosing(n, nBlocks)
 	if nb := float64(nBlocks); n < walkFirst*nb { // fewer than walkFirst matches per block
 		want = int(min(nb, walkFirst*nb/max(n, 1)))
 	}
@@ -218,7 +265,7 @@ func (s searcher) walk(f candidateFilter, rs *rankState, rankID int64, n float64
 	}
 	rank := func() error {
 		c := s.cuts(top, rs)
-		ranges, filled := idRanges(group, walkRanges, func(b int64) bool { return done[b] })
+		ranges, filled := idRanges(group, maxGap, func(b int64) bool { return done[b] })
 		for _, b := range group {
 			done[b] = true
 		}
@@ -395,55 +442,59 @@ func (c *blockCursor) fetch() error {
 	return nil
 }
 
-// walkRanges is how many rowid ranges one group is ranked in at most: each
-// is a query of its own, and FTS5 seeks every term of the MATCH to its start.
-const walkRanges = 8
+// rangeCost is what ranking one more rowid range costs, in matches ranked:
+// each range is a query of its own, and FTS5 seeks every term of the MATCH
+// to its start (the same cost as viewsTop's point queries).
+const rangeCost = 50
+
+// gapWorthClosing is the widest gap, in blocks, between two blocks of a
+// group that costs less to rank along than a range query of its own, for a
+// query with about n matches over nBlocks blocks.
+func gapWorthClosing(n float64, nBlocks int64) int64 {
+	perBlock := n / float64(max(nBlocks, 1))
+	if perBlock*float64(nBlocks) < rangeCost {
+		return nBlocks
+	}
+	return int64(rangeCost / perBlock)
+}
 
 // idRanges turns block ids into rowid ranges [lo, hi] (rowid = -id) covering
-// their videos, at most limit of them where it can: when the blocks are
-// scattered, the smallest gaps between them are closed, unless a gap holds
-// a block already ranked (done). The blocks that fill the closed gaps are
-// returned too: ranked along, they must not be ranked again. It sorts
+// their videos, closing each gap between them of at most maxGap blocks
+// (unless it holds a block already ranked: done). Scattered blocks stay
+// separate ranges: an archive imported one region's file after another holds
+// its newest videos at the end of each region's ids, and closing the gaps
+// between those (as a fixed cap on the number of ranges did) ranked eight
+// times the blocks the walk asked for. The blocks that fill the closed gaps
+// are returned too: ranked along, they must not be ranked again. It sorts
 // blocks in place.
-func idRanges(blocks []int64, limit int, done func(int64) bool) (ranges [][2]int64, filled []int64) {
+func idRanges(blocks []int64, maxGap int64, done func(int64) bool) (ranges [][2]int64, filled []int64) {
 	slices.Sort(blocks)
 	blocks = slices.Compact(blocks)
-	type run struct {
-		first, last int64
-		closable    bool // the gap after it holds no block already ranked
-	}
+	type run struct{ first, last int64 }
 	var runs []run
 	for _, b := range blocks {
-		if n := len(runs); n > 0 && runs[n-1].last+1 == b {
+		n := len(runs)
+		if n > 0 && runs[n-1].last+1 == b {
 			runs[n-1].last = b
 			continue
 		}
+		if n > 0 && b-runs[n-1].last-1 <= maxGap {
+			closable := true
+			for g := runs[n-1].last + 1; g < b; g++ {
+				if done(g) {
+					closable = false
+					break
+				}
+			}
+			if closable {
+				for g := runs[n-1].last + 1; g < b; g++ {
+					filled = append(filled, g)
+				}
+				runs[n-1].last = b
+				continue
+			}
+		}
 		runs = append(runs, run{first: b, last: b})
-	}
-	for i := 0; i+1 < len(runs); i++ {
-		runs[i].closable = true
-		for b := runs[i].last + 1; b < runs[i+1].first; b++ {
-			if done(b) {
-				runs[i].closable = false
-				break
-			}
-		}
-	}
-	for len(runs) > max(1, limit) {
-		at := -1 // the run before the smallest closable gap
-		for i := 0; i+1 < len(runs); i++ {
-			if runs[i].closable && (at < 0 || runs[i+1].first-runs[i].last < runs[at+1].first-runs[at].last) {
-				at = i
-			}
-		}
-		if at < 0 {
-			break
-		}
-		for b := runs[at].last + 1; b < runs[at+1].first; b++ {
-			filled = append(filled, b)
-		}
-		runs[at].last, runs[at].closable = runs[at+1].last, runs[at+1].closable
-		runs = slices.Delete(runs, at+1, at+2)
 	}
 	for _, r := range runs {
 		first, last := r.first<<blockShift, (r.last+1)<<blockShift-1

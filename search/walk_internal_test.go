@@ -6,8 +6,8 @@ import (
 )
 
 // idRanges covers exactly the blocks asked for and the gaps it closes, never
-// closes a gap over a block already ranked, and keeps to the limit when it
-// may close any gap.
+// closes a gap over a block already ranked or wider than maxGap, and closes
+// every other gap.
 func TestIDRanges(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for iter := 0; iter < 2000; iter++ {
@@ -26,8 +26,8 @@ func TestIDRanges(t *testing.T) {
 				}
 			}
 		}
-		limit := 1 + r.IntN(8)
-		ranges, filled := idRanges(blocks, limit, func(b int64) bool { return done[b] })
+		maxGap := int64(r.IntN(12))
+		ranges, filled := idRanges(blocks, maxGap, func(b int64) bool { return done[b] })
 		for _, b := range filled {
 			if want[b] || done[b] {
 				t.Fatalf("filled block %d was asked for or done", b)
@@ -54,8 +54,20 @@ func TestIDRanges(t *testing.T) {
 				t.Fatalf("block %d not covered", b)
 			}
 		}
-		if len(done) == 0 && len(ranges) > limit {
-			t.Fatalf("%d ranges, limit %d", len(ranges), limit)
+		for i := 1; i < len(ranges); i++ {
+			// The gap between two ranges, in blocks: left open only if
+			// wide or holding a block already ranked.
+			first, last := (-ranges[i-1][0]+1)>>blockShift, (-ranges[i][1])>>blockShift-1
+			if first > last {
+				t.Fatalf("ranges %v touch: not merged", ranges)
+			}
+			holdsDone := false
+			for b := first; b <= last; b++ {
+				holdsDone = holdsDone || done[b]
+			}
+			if last-first+1 <= maxGap && !holdsDone {
+				t.Fatalf("gap %d-%d (maxGap %d) left open: %v", first, last, maxGap, ranges)
+			}
 		}
 	}
 }

@@ -96,7 +96,7 @@ matches. --exhaustive scores every match (slow on common words; for checking).`,
 			default:
 				q.MarkOpen, q.MarkClose = "[", "]"
 			}
-			a, err := c.open(cmd, openOpts{})
+			a, err := c.open(cmd, openOpts{readOnly: true})
 			if err != nil {
 				return err
 			}
