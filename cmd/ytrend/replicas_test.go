@@ -224,6 +224,27 @@ regions:
 		t.Log("the paused leader held the shared archive's write lock; resuming it")
 		second.cmd.Process.Signal(syscall.SIGCONT)
 		resumed = true
+		// Nobody could take the lease while it was frozen, so either may
+		// win it now: the resumed one (its old term ended by its own clock,
+		// so it leads under a new one) or the last. The other must stand
+		// by and send nothing from here on: name them by what they do.
+		var lead *replica
+		waitFor(t, "one leader after the resume", 60*time.Second, func() bool {
+			a, b := second.leader(t), third.leader(t)
+			switch {
+			case a == 1 && b == 0:
+				lead = second
+			case a == 0 && b == 1:
+				lead = third
+			default:
+				return false
+			}
+			return true
+		})
+		if lead == second {
+			t.Log("the resumed replica won the lease again; the last one stands by")
+			second, third = third, second
+		}
 	}
 	waitFor(t, "the last replica to lead", 60*time.Second, func() bool { return third.leader(t) == 1 })
 	waitFor(t, "the last replica's fetches", 60*time.Second, func() bool { return third.requests.Load() >= 1 })
