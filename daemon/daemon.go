@@ -66,6 +66,7 @@ type Daemon struct {
 	elector  *leader.Elector
 	instance string
 	replicas *replicator // the archive's replicas: streamed by the leader
+	standby  *standby    // while not leading: a copy that follows the leader's replica
 
 	servers []*http.Server
 	web     *server.Server // with opts.Serve
@@ -133,6 +134,7 @@ func (d *Daemon) wire(ctx context.Context, env config.Env) error {
 				d.metrics.SetLeader(leading)
 			}
 			d.replicas.poke()
+			d.standby.poke()
 		}))
 	d.sched = scheduler.New(d.jobs, d.fire, d.log)
 	if spec, ok, _ := d.cfg.MaintenanceSchedule(); ok { // validated at load
@@ -196,6 +198,9 @@ func (d *Daemon) Start(ctx context.Context) error {
 		d.log.Warn("the budget's Redis can lose the books", "why", w)
 	}
 	if !d.opts.Once {
+		if d.replicas.enabled() {
+			d.standby = d.newStandby() // before the election: OnChange pokes it
+		}
 		d.background.Go(func() { d.elector.Run(bg) })
 		if d.replicas.enabled() {
 			d.replicas.start(d.elector)
@@ -217,6 +222,9 @@ func (d *Daemon) Start(ctx context.Context) error {
 		if err := d.serveArchive(); err != nil {
 			return err
 		}
+	}
+	if d.standby != nil {
+		d.standby.start(d.elector, d.web)
 	}
 
 	if d.opts.Once {
@@ -284,6 +292,7 @@ func (d *Daemon) Done() <-chan struct{} { return d.done }
 func (d *Daemon) Close() {
 	d.closeOnce.Do(func() {
 		d.closeServers()
+		d.standby.close()
 		// The runs ended (Stop): the term's last pages reach its replicas
 		// before the lease is released and a standby adopts the term.
 		d.replicas.close()
@@ -360,6 +369,7 @@ func (d *Daemon) readiness(ctx context.Context) ([]string, error) {
 		}
 	}
 	detail = append(detail, d.replicas.detail()...)
+	detail = append(detail, d.standby.detail()...)
 	if err := d.db.Ping(ctx); err != nil {
 		return detail, err
 	}
