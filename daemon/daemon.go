@@ -198,7 +198,9 @@ func (d *Daemon) Start(ctx context.Context) error {
 		d.log.Warn("the budget's Redis can lose the books", "why", w)
 	}
 	if !d.opts.Once {
-		if d.replicas.enabled() {
+		if d.replicas.enabled() && d.budget.Redis != nil {
+			// On the embedded ledger every replica shares the one archive
+			// (the lease lives in it): a standby has nothing to follow.
 			d.standby = d.newStandby() // before the election: OnChange pokes it
 		}
 		d.background.Go(func() { d.elector.Run(bg) })

@@ -28,6 +28,9 @@ import (
 //     listener, now answers from its live archive (its own new runs).
 //  3. The killed one comes back as a standby: it follows the new leader's
 //     term and serves the new leader's charts.
+//  4. The new leader freezes (SIGSTOP) past its lease; the returning one
+//     takes over; woken, the deposed leader stands by, follows the newest
+//     term again and serves its charts.
 func TestStandbyFollowsAndTakesOver(t *testing.T) {
 	t.Parallel()
 	redistest.Client(t)
@@ -135,6 +138,29 @@ regions:
 	if code, body := get(t, back.base+"/readyz"); code != 200 || !strings.Contains(body, "standby: following replica") ||
 		!strings.Contains(body, terms[0].Generation()) {
 		t.Errorf("the returning standby's readyz: %d %s; want it to follow %s", code, body, terms[0].Generation())
+	}
+
+	// 4. The leader freezes past its lease: the returning standby takes
+	// over. Woken, the deposed one stands by and follows again (afresh: its
+	// old copy was handed over when it led), serving the new leader's charts.
+	second.cmd.Process.Signal(syscall.SIGSTOP)
+	waitFor(t, "the returning standby's takeover and serve on its live archive", 60*time.Second, func() bool {
+		l := back.logs.String()
+		return strings.Contains(l, "takeover: adopted the previous term") &&
+			strings.Contains(l, "standby: --serve answers from the live archive")
+	})
+	second.cmd.Process.Signal(syscall.SIGCONT)
+	waitFor(t, "the deposed leader to follow again", 60*time.Second, func() bool {
+		return strings.Count(second.logs.String(), "standby: following the leader's replica") >= 2
+	})
+	converged("the deposed leader serves the new leader's charts", back, second)
+	terms, err = replication.Terms(ctx, repl)
+	if err != nil || len(terms) != 3 {
+		t.Fatalf("terms %v, %v; want three", terms, err)
+	}
+	if code, body := get(t, second.base+"/readyz"); code != 200 || !strings.Contains(body, "standby: following replica") ||
+		!strings.Contains(body, terms[0].Generation()) {
+		t.Errorf("the deposed leader's readyz: %d %s; want it to follow %s", code, body, terms[0].Generation())
 	}
 
 	for _, r := range []*replica{back, second} {
