@@ -3,8 +3,11 @@
 // upkeep (the epoch check and the audit of this process's grants), the
 // leader election among replicas, the leader's stream of the archive to its
 // replicas (replication.go: one term each, adopting the previous term
-// first), the sweep of runs that crashed processes abandoned, the archive's
-// maintenance, and the HTTP listeners (metrics and --serve).
+// first), a standby's copy that follows the leader's replica (standby.go:
+// --serve answers from it while the process does not lead, from the live
+// archive while it does), the sweep of runs that crashed processes
+// abandoned, the archive's maintenance, and the HTTP listeners (metrics and
+// --serve).
 //
 // Its life is river's Client's: New wires it from the configuration,
 // Start starts every part, Stop is the soft stop (no new run; in-flight
