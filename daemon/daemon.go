@@ -3,8 +3,11 @@
 // upkeep (the epoch check and the audit of this process's grants), the
 // leader election among replicas, the leader's stream of the archive to its
 // replicas (replication.go: one term each, adopting the previous term
-// first), the sweep of runs that crashed processes abandoned, the archive's
-// maintenance, and the HTTP listeners (metrics and --serve).
+// first), a standby's copy that follows the leader's replica (standby.go:
+// --serve answers from it while the process does not lead, from the live
+// archive while it does), the sweep of runs that crashed processes
+// abandoned, the archive's maintenance, and the HTTP listeners (metrics and
+// --serve).
 //
 // Its life is river's Client's: New wires it from the configuration,
 // Start starts every part, Stop is the soft stop (no new run; in-flight
@@ -66,6 +69,7 @@ type Daemon struct {
 	elector  *leader.Elector
 	instance string
 	replicas *replicator // the archive's replicas: streamed by the leader
+	standby  *standby    // while not leading: a copy that follows the leader's replica
 
 	servers []*http.Server
 	web     *server.Server // with opts.Serve
@@ -133,6 +137,7 @@ func (d *Daemon) wire(ctx context.Context, env config.Env) error {
 				d.metrics.SetLeader(leading)
 			}
 			d.replicas.poke()
+			d.standby.poke()
 		}))
 	d.sched = scheduler.New(d.jobs, d.fire, d.log)
 	if spec, ok, _ := d.cfg.MaintenanceSchedule(); ok { // validated at load
@@ -196,6 +201,11 @@ func (d *Daemon) Start(ctx context.Context) error {
 		d.log.Warn("the budget's Redis can lose the books", "why", w)
 	}
 	if !d.opts.Once {
+		if d.replicas.enabled() && d.budget.Redis != nil {
+			// On the embedded ledger every replica shares the one archive
+			// (the lease lives in it): a standby has nothing to follow.
+			d.standby = d.newStandby() // before the election: OnChange pokes it
+		}
 		d.background.Go(func() { d.elector.Run(bg) })
 		if d.replicas.enabled() {
 			d.replicas.start(d.elector)
@@ -217,6 +227,9 @@ func (d *Daemon) Start(ctx context.Context) error {
 		if err := d.serveArchive(); err != nil {
 			return err
 		}
+	}
+	if d.standby != nil {
+		d.standby.start(d.elector, d.web)
 	}
 
 	if d.opts.Once {
@@ -284,6 +297,7 @@ func (d *Daemon) Done() <-chan struct{} { return d.done }
 func (d *Daemon) Close() {
 	d.closeOnce.Do(func() {
 		d.closeServers()
+		d.standby.close()
 		// The runs ended (Stop): the term's last pages reach its replicas
 		// before the lease is released and a standby adopts the term.
 		d.replicas.close()
@@ -360,6 +374,7 @@ func (d *Daemon) readiness(ctx context.Context) ([]string, error) {
 		}
 	}
 	detail = append(detail, d.replicas.detail()...)
+	detail = append(detail, d.standby.detail()...)
 	if err := d.db.Ping(ctx); err != nil {
 		return detail, err
 	}

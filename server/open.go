@@ -132,7 +132,6 @@ func (s *Server) mountMetrics(h http.Handler) {
 		}
 		inner.ServeHTTP(w, r)
 	})
-	s.srv.Handler = s.handler
 }
 
 // cachedStatus answers the budget's status from a copy at most ttl old.

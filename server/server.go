@@ -19,6 +19,7 @@ import (
 	"net/netip"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ytrend/ytrend/apiv1"
@@ -113,6 +114,7 @@ type Server struct {
 	srv     *http.Server
 	cache   *responseCache // nil with Config.NoCache
 	flight  *inflight
+	stand   atomic.Pointer[Server] // answers in this one's place (StandIn)
 }
 
 // New builds the server; it does not listen yet.
@@ -175,7 +177,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	s.handler = s.wrap(mux)
 	s.srv = &http.Server{
 		Addr:              cfg.Listen,
-		Handler:           s.handler,
+		Handler:           http.HandlerFunc(s.serveHTTP),
 		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
 		ReadTimeout:       cfg.ReadTimeout,
 		WriteTimeout:      cfg.WriteTimeout,

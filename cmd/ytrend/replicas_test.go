@@ -44,6 +44,12 @@ type replica struct {
 // to w's), and waits for its metrics address.
 func startReplica(t *testing.T, w *world, name, db string, env ...string) *replica {
 	t.Helper()
+	return startReplicaArgs(t, w, name, db, nil, env...)
+}
+
+// startReplicaArgs is startReplica with more arguments to `ytrend run`.
+func startReplicaArgs(t *testing.T, w *world, name, db string, args []string, env ...string) *replica {
+	t.Helper()
 	r := &replica{name: name, db: db}
 	front := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, req *http.Request) {
 		if strings.HasPrefix(req.URL.Path, "/youtube/") {
@@ -62,7 +68,7 @@ func startReplica(t *testing.T, w *world, name, db string, env ...string) *repli
 		w.sim.ServeHTTP(rw, req)
 	}))
 	t.Cleanup(front.Close)
-	cmd := w.command("run", "--listen", "127.0.0.1:0")
+	cmd := w.command(append([]string{"run", "--listen", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(cmd.Env, "YTREND_DB="+db, "YOUTUBE_ENDPOINT="+front.URL)
 	cmd.Env = append(cmd.Env, env...)
 	var logs logbuf.Buffer

@@ -25,9 +25,11 @@ With --serve ADDR the same process also serves the archive's pages and JSON
 API (what "ytrend serve" serves, with its serve: settings), reading while it
 fetches.
 
-The leader streams the archive to archive.replicas (Litestream). A run that
-finds no archive, or one without a run, while a replica holds one, restores
-it first (restore-on-start).
+The leader streams the archive to archive.replicas (Litestream). A standby
+(on Redis) follows the leader's replica into <archive>.standby, and its
+--serve answers from that copy until it leads. A run that finds no archive,
+or one without a run, while a replica holds one, restores it first
+(restore-on-start).
 
 With --once every region is fetched once, in stagger order, and the exit
 status is that of "ytrend fetch": 0 ok, 75 a region stopped on quota, 1 errors.`,

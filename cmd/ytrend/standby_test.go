@@ -1,0 +1,200 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ytrend/ytrend/ingest/sim"
+	"github.com/ytrend/ytrend/replication"
+	"github.com/ytrend/ytrend/testkit/redistest"
+)
+
+// TestStandbyFollowsAndTakesOver runs two `ytrend run --serve` processes on
+// one Redis, each with its own archive, with one file replica:
+//
+//  1. The standby follows the leader's replica into a copy beside its
+//     archive, and its --serve answers the leader's charts (it converges);
+//     its /readyz and metrics report the copy and its lag.
+//  2. The leader is SIGKILLed. The standby stops following, takes over,
+//     and its archive holds every run the old leader had replicated
+//     (passing SQLite's and FTS5's checks); its --serve, on the same
+//     listener, now answers from its live archive (its own new runs).
+//  3. The killed one comes back as a standby: it follows the new leader's
+//     term and serves the new leader's charts.
+//  4. The new leader freezes (SIGSTOP) past its lease; the returning one
+//     takes over; woken, the deposed leader stands by, follows the newest
+//     term again and serves its charts.
+func TestStandbyFollowsAndTakesOver(t *testing.T) {
+	t.Parallel()
+	redistest.Client(t)
+	ctx := context.Background()
+	w := newWorld(t, sim.Config{})
+	w.env["REDIS_URL"] = redistest.URL()
+	repl := "file://" + filepath.Join(w.dir, "replica")
+	w.config(fmt.Sprintf(`
+credential: %s
+redis: {epoch_check: 500ms}
+scheduler: {leader_ttl: 2s, maintenance: "off"}
+archive: {replicas: [%q], sync_interval: 200ms, follow_interval: 200ms}
+serve: {rate_limit: {requests: 1000000, window: 1m}}
+regions:
+  - {code: US, cron: "@every 2s", pages: 2}
+  - {code: GB, cron: "@every 2s", pages: 2}
+`, redistest.Prefix(t), repl))
+
+	serve := []string{"--serve", "127.0.0.1:0"}
+	rs := []*replica{
+		startReplicaArgs(t, w, "r0", filepath.Join(w.dir, "r0.db"), serve),
+		startReplicaArgs(t, w, "r1", filepath.Join(w.dir, "r1.db"), serve),
+	}
+	web := map[*replica]string{}
+	for _, r := range rs {
+		web[r] = serveAddr(t, r)
+	}
+	first := leaderOf(t, "one leader of two", rs...)
+	second := without(rs, first)[0]
+	waitFor(t, "the standby to follow the leader's replica", 60*time.Second, func() bool {
+		return strings.Contains(second.logs.String(), "standby: following the leader's replica")
+	})
+	waitFor(t, "six of the leader's pages", 60*time.Second, func() bool { return first.requests.Load() >= 6 })
+
+	// 1. The standby's --serve converges to the leader's.
+	converged := func(what string, leader, standby *replica) {
+		t.Helper()
+		eventually(t, what, func() (bool, string) {
+			for _, r := range []string{"US", "GB"} {
+				lc, lb := get(t, web[leader]+"/api/v1/charts/"+r)
+				sc, sb := get(t, web[standby]+"/api/v1/charts/"+r)
+				if lc != 200 || sc != lc || sb != lb || !strings.Contains(lb, `"video_id"`) {
+					return false, fmt.Sprintf("%s: leader %d %.300s\nstandby %d %.300s", r, lc, lb, sc, sb)
+				}
+			}
+			return true, ""
+		})
+	}
+	converged("the standby serves the leader's charts", first, second)
+	if code, body := get(t, second.base+"/readyz"); code != 200 || !strings.Contains(body, "standby: following replica "+replication.Name(repl)) {
+		t.Errorf("the standby's readyz: %d %s", code, body)
+	}
+	if _, body := get(t, second.base+"/metrics"); !strings.Contains(body, `ytrend_archive_follow_lag_seconds{replica="`+replication.Name(repl)+`"}`) {
+		t.Errorf("the standby's metrics lack the follow lag:\n%s", body)
+	}
+	if _, body := get(t, first.base+"/metrics"); strings.Contains(body, "ytrend_archive_follow_lag_seconds{") {
+		t.Errorf("the leader reports a follow lag; it follows nothing")
+	}
+
+	// 2. kill -9 the leader: the standby takes over.
+	first.cmd.Process.Kill()
+	first.cmd.Wait()
+	waitFor(t, "the standby's takeover, its stream, its serve on the live archive", 60*time.Second, func() bool {
+		l := second.logs.String()
+		return strings.Contains(l, "standby: leading; stopped following") &&
+			strings.Contains(l, "takeover: adopted the previous term") &&
+			strings.Contains(l, "replication: streaming the archive") &&
+			strings.Contains(l, "standby: --serve answers from the live archive")
+	})
+	terms, err := replication.Terms(ctx, repl)
+	if err != nil || len(terms) != 2 {
+		t.Fatalf("terms %v, %v; want the two leaders'", terms, err)
+	}
+	old := filepath.Join(w.dir, "old-term.db")
+	if _, err := replication.Restore(ctx, []string{repl}, old, replication.RestoreOptions{Before: terms[0].Token}); err != nil {
+		t.Fatal(err)
+	}
+	oldRuns := runsOf(t, old)
+	if len(oldRuns) < 2 {
+		t.Fatalf("the old term replicated %d runs", len(oldRuns))
+	}
+	// The new leader's --serve answers from its live archive: its own runs
+	// appear there, which the stopped copy never gets.
+	eventually(t, "the new leader's serve to show its own runs", func() (bool, string) {
+		code, body := get(t, web[second]+"/api/v1/runs?limit=1")
+		var page struct {
+			Runs []struct {
+				ID int64 `json:"id"`
+			} `json:"runs"`
+		}
+		if code != 200 || json.Unmarshal([]byte(body), &page) != nil || len(page.Runs) == 0 {
+			return false, fmt.Sprintf("%d %s", code, body)
+		}
+		_, old := oldRuns[page.Runs[0].ID]
+		return !old, body
+	})
+
+	// 3. The killed one returns as a standby of the new leader.
+	back := startReplicaArgs(t, w, "back", first.db, serve)
+	web[back] = serveAddr(t, back)
+	waitFor(t, "the returning one to follow", 60*time.Second, func() bool {
+		return strings.Contains(back.logs.String(), "standby: following the leader's replica")
+	})
+	eventually(t, "the returning standby to follow the new leader's term", func() (bool, string) {
+		code, body := get(t, back.base+"/readyz")
+		return code == 200 && strings.Contains(body, "standby: following replica") && strings.Contains(body, terms[0].Generation()), body
+	})
+	converged("the returning standby serves the new leader's charts", second, back)
+
+	// 4. The leader freezes past its lease: the returning standby takes
+	// over. Woken, the deposed one stands by and follows again (afresh: its
+	// old copy was handed over when it led), serving the new leader's charts.
+	second.cmd.Process.Signal(syscall.SIGSTOP)
+	waitFor(t, "the returning standby's takeover and serve on its live archive", 60*time.Second, func() bool {
+		l := back.logs.String()
+		return strings.Contains(l, "takeover: adopted the previous term") &&
+			strings.Contains(l, "standby: --serve answers from the live archive")
+	})
+	second.cmd.Process.Signal(syscall.SIGCONT)
+	waitFor(t, "the deposed leader to follow again", 60*time.Second, func() bool {
+		return strings.Count(second.logs.String(), "standby: following the leader's replica") >= 2
+	})
+	terms, err = replication.Terms(ctx, repl)
+	if err != nil || len(terms) != 3 {
+		t.Fatalf("terms %v, %v; want three", terms, err)
+	}
+	// Until the new term holds a snapshot the newest one that does (the
+	// deposed leader's own) is followed; then the follower switches.
+	eventually(t, "the deposed leader to follow the new term", func() (bool, string) {
+		code, body := get(t, second.base+"/readyz")
+		return code == 200 && strings.Contains(body, "standby: following replica") && strings.Contains(body, terms[0].Generation()), body
+	})
+	converged("the deposed leader serves the new leader's charts", back, second)
+
+	for _, r := range []*replica{back, second} {
+		r.cmd.Process.Signal(syscall.SIGTERM)
+		exitCode(t, r.cmd, 60*time.Second)
+	}
+	// Every run the old term replicated is in the new leader's archive.
+	newRuns := runsOf(t, second.db)
+	for id, r := range oldRuns {
+		n, ok := newRuns[id]
+		if !ok {
+			t.Errorf("run %d (%s) of the old leader, replicated, is missing from the new leader's archive", id, r.Region)
+			continue
+		}
+		if n.Region != r.Region || n.StartedAt != r.StartedAt || n.Pages < r.Pages {
+			t.Errorf("run %d: old term %+v, new leader %+v", id, r, n)
+		}
+	}
+	t.Logf("old term replicated %d runs; the new leader holds %d", len(oldRuns), len(newRuns))
+	w.assertNoKey(first.logs.String(), second.logs.String(), back.logs.String())
+}
+
+// serveAddr is the base URL of r's --serve, from its log.
+func serveAddr(t *testing.T, r *replica) string {
+	t.Helper()
+	re := regexp.MustCompile(`serving the archive's pages and API.*addr=(http://127\.0\.0\.1:\d+)/`)
+	var base string
+	waitFor(t, r.name+"'s --serve address", 30*time.Second, func() bool {
+		if m := re.FindStringSubmatch(r.logs.String()); m != nil {
+			base = m[1]
+		}
+		return base != ""
+	})
+	return base
+}

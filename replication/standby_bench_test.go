@@ -1,0 +1,116 @@
+package replication_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/ytrend/ytrend/replication"
+	"github.com/ytrend/ytrend/store"
+	"github.com/ytrend/ytrend/testkit/archivetest"
+)
+
+// BenchmarkStandbyTakeover measures what a standby of ytrend run that
+// follows the leader's replica could save at takeover, on an archive of
+// YTREND_BENCH_REPLICATION videos (default 50,000; cached, see
+// archivetest.Cached). A leader streams term 1 and stops; a standby has
+// followed it into a copy. Then, for term 2:
+//   - stop-ms: Follower.Stop, the copy applying everything replicated;
+//   - takeover-s: replication.Takeover as the daemon runs it today, a
+//     restore from the replica, then the copy into the standby's archive;
+//   - adopt-copy-s: store.ReplaceWith from the stopped copy, which already
+//     holds the same state, with the same rows kept: what a takeover that
+//     reuses the copy would cost instead (not built).
+//
+// Run once:
+//
+//	go test -run '^$' -bench '^BenchmarkStandbyTakeover$' -benchtime 1x -timeout 60m ./replication
+func BenchmarkStandbyTakeover(b *testing.B) {
+	n := 50_000
+	if v, err := strconv.Atoi(os.Getenv("YTREND_BENCH_REPLICATION")); err == nil {
+		n = v
+	}
+	ctx := context.Background()
+	dir := b.TempDir()
+	leader := filepath.Join(dir, "leader.db")
+	copyFile(b, archivetest.Cached(b, n), leader)
+	url := "file://" + filepath.Join(dir, "replica")
+	opts := replication.Options{SyncInterval: time.Second, SnapshotInterval: 6 * time.Hour, Retention: 72 * time.Hour}
+	s, err := replication.Start(ctx, leader, []string{url}, 1, opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	db, err := store.Open(ctx, leader)
+	if err != nil {
+		b.Fatal(err)
+	}
+	f, err := replication.Follow(ctx, filepath.Join(dir, "standby.db.standby"), []string{url}, replication.FollowOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	// The leader goes on writing while the standby follows.
+	run, err := db.StartRun(ctx, "US", store.TriggerCLI, time.Now())
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; i < 20; i++ {
+		vs := make([]store.Video, 50)
+		for j := range vs {
+			vs[j] = gen.Video(20_000_000 + i*50 + j)
+		}
+		if _, err := db.SavePage(ctx, store.Page{RunID: run, Region: "US", FetchedAt: time.Now(), Kind: store.PageChart,
+			FirstRank: 1 + 50*i, Videos: vs}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := s.Stop(ctx); err != nil { // the term ends: its last sync
+		b.Fatal(err)
+	}
+	db.Close()
+
+	standby := func(name string) *store.DB {
+		db, err := store.Open(ctx, filepath.Join(dir, name))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { db.Close() })
+		return db
+	}
+	b.ResetTimer()
+	t0 := time.Now()
+	pos, err := f.Stop(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(time.Since(t0).Microseconds())/1000, "stop-ms")
+
+	a := standby("a.db")
+	t0 = time.Now()
+	r, ok, err := replication.Takeover(ctx, []string{url}, 2, a, replication.RestoreOptions{})
+	if err != nil || !ok {
+		b.Fatalf("takeover: %v %v", ok, err)
+	}
+	b.ReportMetric(time.Since(t0).Seconds(), "takeover-s")
+	if r.TXID != pos.TXID {
+		b.Fatalf("the takeover restored %s, the copy stopped at %s", r.TXID, pos.TXID)
+	}
+
+	c := standby("c.db")
+	t0 = time.Now()
+	if err := c.ReplaceWith(ctx, filepath.Join(dir, "standby.db.standby"), "quota_grants", "quota_mirror", "instances"); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(time.Since(t0).Seconds(), "adopt-copy-s")
+	b.StopTimer()
+
+	// Both hold the leader's last run, whole.
+	for _, db := range []*store.DB{a, c} {
+		runs, err := db.Runs(ctx, store.RunFilter{Limit: 10})
+		if err != nil || len(runs) == 0 || runs[0].ID != run || runs[0].Pages != 20 {
+			b.Fatalf("runs after the takeover: %+v %v; want run %d with 20 pages", runs, err, run)
+		}
+	}
+}
