@@ -174,26 +174,22 @@ func (l *connLimiter) idlest(ok func(*limitedConn) bool) *limitedConn {
 	})
 }
 
-// longestReading is the reading connection to close first at now: among
-// those reading their first request for longer than readingGrace, the one
-// of the client holding the most connections, reading the longest. If none
-// is, next is when the first of those still within the grace passes it
-// (zero: none is reading).
+// longestReading is the reading connection to close first at now: of the
+// client holding the most connections, the one reading its first request
+// the longest, once it has read for longer than readingGrace. If that one
+// is still within the grace, v is nil and next is when it passes it (zero:
+// none is reading). The victim is chosen by who holds the most, then by
+// age, never by which connection happens to pass its grace first: that
+// would always be the oldest, whoever it belongs to.
 func (l *connLimiter) longestReading(now time.Time) (v *limitedConn, next time.Time) {
-	v = l.first(func(c *limitedConn) bool {
-		if c.state != http.StateNew {
-			return false
-		}
-		due := c.since.Add(readingGrace)
-		if due.After(now) {
-			if next.IsZero() || due.Before(next) {
-				next = due
-			}
-			return false
-		}
-		return true
-	})
-	return v, next
+	v = l.first(func(c *limitedConn) bool { return c.state == http.StateNew })
+	if v == nil {
+		return nil, time.Time{}
+	}
+	if due := v.since.Add(readingGrace); due.After(now) {
+		return nil, due
+	}
+	return v, time.Time{}
 }
 
 // first is the connection ok accepts of the client holding the most
