@@ -32,4 +32,3 @@ func TestRedOperatorEndpointsRefuseEveryForwardingHeader(t *testing.T) {
 		}
 	}
 }
-
