@@ -1,0 +1,41 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/ytrend/ytrend/ingest/sim"
+)
+
+// Red team (issue 22, point 2): one bare quote at the start of a field
+// (a title `"unterminated`) opens a quoted field that nothing closes, so the
+// record guard drops "up to the line end that closes it outside quotes":
+// the rest of the file. Measured with the real binary: a file of 5,001
+// rows whose first title is `"unterminated` imported nothing, and its
+// report said "1 rows read ... 1 rows skipped (1 too large)": the 5,000
+// good rows after it were neither imported nor reported. One character
+// anyone can type into the file removes every row after it, silently.
+func TestRedOneBareQuoteLosesTheRestOfTheFileSilently(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, sim.Config{})
+	const header = "video_id,title,publishedAt,channelId,channelTitle,categoryId,trending_date,tags,view_count,likes,dislikes,comment_count,thumbnail_link,comments_disabled,ratings_disabled,description\n"
+	row := func(id, title string) string {
+		return id + "," + title + ",2020-08-11T19:20:14Z,UC1,Channel,22,2020-08-12T00:00:00Z,[None],10,1,0,1,,False,False,text\n"
+	}
+	var b strings.Builder
+	b.WriteString(header)
+	b.WriteString(row("broken00000", `"unterminated`))
+	const good = 2000
+	for i := 1; i <= good; i++ {
+		b.WriteString(row(fmt.Sprintf("good%07d", i), fmt.Sprintf("Good row %d", i)))
+	}
+	w.write("US_youtube_trending_data.csv", b.String())
+	reps := decode[[]importJSON](t, w.mustRun("import", "US_youtube_trending_data.csv", "--json").stdout)
+	r := reps[0]
+	// Every row is either imported or reported: the file has 1+good rows.
+	if r.ImportedRows+r.Skipped < 1+good {
+		t.Errorf("%d data rows in the file: %d imported, %d reported skipped (%v); %d rows lost without a word",
+			1+good, r.ImportedRows, r.Skipped, r.SkippedBy, 1+good-r.ImportedRows-r.Skipped)
+	}
+}
