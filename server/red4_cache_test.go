@@ -82,3 +82,42 @@ func TestRedEquivalentSpellingsShareTheCache(t *testing.T) {
 		}
 	}
 }
+
+// Red team (issue 22, point 1): the simplest cache bypass needs no unknown
+// parameter at all. The cache keys the raw query, and an empty pair (a
+// trailing "&", "&&"), an empty known parameter (cursor=, since=,
+// region=) or a known one repeated (sort=views twice, q twice) is accepted
+// and makes a new key. Measured on a copy of 1m.db (q=official sort=views,
+// 3 regions, limit=66): 175 ms, 0.6 ms repeated, then 173-193 ms for each
+// of "&", "&&", "&cursor=", "&since=", "&region=", "&sort=views",
+// "&q=official" appended: all 200, every one a new search.
+func TestRedEmptyOrRepeatedParametersDefeatTheCache(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "a.db")
+	if _, err := archivetest.Build(ctx, path, archivetest.Generator(), 300, nil); err != nil {
+		t.Fatal(err)
+	}
+	db, err := store.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ar := &countingSearch{DB: db}
+	s, err := server.New(server.Config{}, server.Deps{Archive: ar, Budget: budget(t, db), Metrics: metrics.NewHTTP(prometheus.NewRegistry()),
+		Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+	e := &env{srv: srv}
+	base := "/api/v1/search?q=music&sort=views&region=US"
+	e.get(t, base)
+	for _, extra := range []string{"&", "&&", "&cursor=", "&since=", "&region=", "&sort=views", "&q=music"} {
+		before := ar.searches.Load()
+		r := e.get(t, base+extra)
+		if r.code == 200 && ar.searches.Load() != before {
+			t.Errorf("%q appended: 200 and the search ran again (the cache was defeated without an unknown parameter)", extra)
+		}
+	}
+}
