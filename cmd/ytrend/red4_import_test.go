@@ -39,3 +39,29 @@ func TestRedOneBareQuoteLosesTheRestOfTheFileSilently(t *testing.T) {
 			1+good, r.ImportedRows, r.Skipped, r.SkippedBy, 1+good-r.ImportedRows-r.Skipped)
 	}
 }
+
+// Red team (issue 22, point 2): imported text keeps terminal control
+// sequences, and the CLI prints them raw. YouTube never sends a C0/C1
+// control character in a title, channel name or description (NUL is
+// already stripped), but ESC, BEL, BS, CR and U+009B (CSI) pass the import
+// and reach the operator's terminal through `ytrend history` and `ytrend
+// search`. Measured with the real binary: a title with "\x1b[2J" (clear
+// screen), "\x1b]0;pwned\x07" (set the window title), a description with
+// "\x1b]52;c;ZXZpbA==\x07" (OSC 52: write the clipboard, honoured by
+// xterm, iTerm2, kitty, tmux) were stored byte for byte and printed as
+// such by both commands.
+func TestRedImportedControlCharactersReachTheTerminal(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, sim.Config{})
+	const header = "video_id,title,publishedAt,channelId,channelTitle,categoryId,trending_date,tags,view_count,likes,dislikes,comment_count,thumbnail_link,comments_disabled,ratings_disabled,description\n"
+	title := "escape \x1b[2J\x1b]0;pwned\x07 \x1b[31mRED\x1b[0m \r over \b\b \u009b31m"
+	w.write("US_youtube_trending_data.csv", header+
+		`escape00001,"`+title+`",2020-08-11T19:20:14Z,UC1,"Chan`+"\x1b[5m"+`",22,2020-08-12T00:00:00Z,[None],10,1,0,1,,False,False,"desc `+"\x1b]52;c;ZXZpbA==\x07"+`"`+"\n")
+	w.mustRun("import", "US_youtube_trending_data.csv")
+	for _, args := range [][]string{{"history", "escape00001"}, {"search", "escape"}} {
+		out := w.mustRun(args...).stdout
+		if i := strings.IndexAny(out, "\x1b\x07\b\u009b"); i >= 0 {
+			t.Errorf("ytrend %s printed a control sequence from the imported file at byte %d: %q", strings.Join(args, " "), i, out)
+		}
+	}
+}
