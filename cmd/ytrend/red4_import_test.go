@@ -65,3 +65,28 @@ func TestRedImportedControlCharactersReachTheTerminal(t *testing.T) {
 		}
 	}
 }
+
+// Red team (issue 22, point 2): "fields are capped at YouTube's own limits
+// ... Memory stays bounded whatever the file", but only the title,
+// description and tags are. channelTitle (YouTube: at most 100
+// characters) is stored as the file has it, up to the 64 KiB record cap.
+// Measured with the real binary: 200 rows of one channel named with 60,000
+// characters, one day: /api/v1/charts/NO?limit=200 answers 12,057,305
+// bytes and /charts/NO 12,060,032 (a search of 100, 6 MB); 32 concurrent
+// chart requests from 16 addresses (a trailing '&' defeats the cache)
+// took serve from 144 MB to 1.1 GB peak RSS.
+func TestRedChannelTitleIsCapped(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, sim.Config{})
+	const header = "video_id,title,publishedAt,channelId,channelTitle,categoryId,trending_date,tags,view_count,likes,dislikes,comment_count,thumbnail_link,comments_disabled,ratings_disabled,description\n"
+	w.write("US_youtube_trending_data.csv", header+
+		"bigchannel1,A title,2020-08-11T19:20:14Z,UC1,"+strings.Repeat("W", 60000)+",22,2020-08-12T00:00:00Z,[None],10,1,0,1,,False,False,text\n")
+	w.mustRun("import", "US_youtube_trending_data.csv")
+	out := w.mustRun("history", "bigchannel1", "--json").stdout
+	v := decode[struct {
+		ChannelTitle string `json:"channel_title"`
+	}](t, out)
+	if n := len([]rune(v.ChannelTitle)); n > 100 {
+		t.Errorf("channel title of %d characters stored and served (YouTube's limit is 100)", n)
+	}
+}
