@@ -20,6 +20,7 @@ import (
 	"github.com/ytrend/ytrend/server"
 	"github.com/ytrend/ytrend/store"
 	"github.com/ytrend/ytrend/testkit/archivetest"
+	"github.com/ytrend/ytrend/view"
 )
 
 // countingArchive counts how often the charts are read; with gate set, each
@@ -56,25 +57,10 @@ func (c *fakeClock) add(d time.Duration) {
 // budget's status and each request's own headers are never shared.
 func TestResponseCache(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "a.db")
-	if _, err := archivetest.Build(ctx, path, archivetest.Generator(), 300, nil); err != nil {
-		t.Fatal(err)
-	}
-	db, err := store.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := smallArchive(t)
 	ar := &countingArchive{DB: db}
 	clock := &fakeClock{t: time.Now()}
-	s, err := server.New(server.Config{}, server.Deps{Archive: ar, Budget: budget(t, db), Metrics: metrics.NewHTTP(prometheus.NewRegistry()),
-		Log: slog.New(slog.DiscardHandler), Now: clock.now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(s.Handler())
-	defer srv.Close()
-	e := &env{srv: srv}
+	_, e := serveArchive(t, db, ar, server.Config{}, clock.now)
 
 	first := e.get(t, "/api/v1/charts/US")
 	second := e.get(t, "/api/v1/charts/US")
@@ -156,25 +142,9 @@ func TestResponseCacheKeepsEncodingsApart(t *testing.T) {
 // that rendering instead of each making their own: a popular chart costs
 // one rendering when it expires, however many ask for it at that moment.
 func TestResponseCacheRendersOnceForConcurrentVisitors(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "a.db")
-	if _, err := archivetest.Build(ctx, path, archivetest.Generator(), 300, nil); err != nil {
-		t.Fatal(err)
-	}
-	db, err := store.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := smallArchive(t)
 	ar := &countingArchive{DB: db, gate: make(chan struct{})}
-	s, err := server.New(server.Config{ClientInFlight: 16}, server.Deps{Archive: ar, Budget: budget(t, db), Metrics: metrics.NewHTTP(prometheus.NewRegistry()),
-		Log: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(s.Handler())
-	defer srv.Close()
-	e := &env{srv: srv}
+	s, e := serveArchive(t, db, ar, server.Config{ClientInFlight: 16}, nil)
 
 	type answer struct {
 		code int
@@ -231,4 +201,34 @@ func waitFor(tb testing.TB, what string, cond func() bool) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// smallArchive builds and opens a 300-video archive for one test.
+func smallArchive(t *testing.T) *store.DB {
+	t.Helper()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "a.db")
+	if _, err := archivetest.Build(ctx, path, archivetest.Generator(), 300, nil); err != nil {
+		t.Fatal(err)
+	}
+	db, err := store.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// serveArchive serves ar (which reads db) over real HTTP with cfg, for one
+// test; now is the server's clock (nil: time.Now).
+func serveArchive(t *testing.T, db *store.DB, ar view.Archive, cfg server.Config, now func() time.Time) (*server.Server, *env) {
+	t.Helper()
+	s, err := server.New(cfg, server.Deps{Archive: ar, Budget: budget(t, db), Metrics: metrics.NewHTTP(prometheus.NewRegistry()),
+		Log: slog.New(slog.DiscardHandler), Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s.Handler())
+	t.Cleanup(srv.Close)
+	return s, &env{srv: srv}
 }

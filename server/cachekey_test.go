@@ -3,18 +3,11 @@ package server_test
 import (
 	"context"
 	"encoding/base64"
-	"log/slog"
-	"net/http/httptest"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/ytrend/ytrend/metrics"
 	"github.com/ytrend/ytrend/server"
 	"github.com/ytrend/ytrend/store"
-	"github.com/ytrend/ytrend/testkit/archivetest"
 )
 
 // countingSearch counts the archive's searches.
@@ -38,25 +31,9 @@ func (c *countingSearch) Search(ctx context.Context, q store.Query) ([]store.Hit
 // cursor o:0100, o:+100, limit=077, regions reordered, region=us added,
 // q=Official, q="official": every one ran the search again.
 func TestEquivalentSpellingsShareTheCache(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "a.db")
-	if _, err := archivetest.Build(ctx, path, archivetest.Generator(), 300, nil); err != nil {
-		t.Fatal(err)
-	}
-	db, err := store.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := smallArchive(t)
 	ar := &countingSearch{DB: db}
-	s, err := server.New(server.Config{}, server.Deps{Archive: ar, Budget: budget(t, db), Metrics: metrics.NewHTTP(prometheus.NewRegistry()),
-		Log: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(s.Handler())
-	defer srv.Close()
-	e := &env{srv: srv}
+	_, e := serveArchive(t, db, ar, server.Config{}, nil)
 	cur := func(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
 
 	base := "/api/v1/search?q=music&sort=views&region=US&region=GB&limit=2&cursor=" + cur("o:2")
@@ -92,25 +69,9 @@ func TestEquivalentSpellingsShareTheCache(t *testing.T) {
 // of "&", "&&", "&cursor=", "&since=", "&region=", "&sort=views",
 // "&q=official" appended: all 200, every one a new search.
 func TestEmptyOrRepeatedParametersCannotDefeatTheCache(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "a.db")
-	if _, err := archivetest.Build(ctx, path, archivetest.Generator(), 300, nil); err != nil {
-		t.Fatal(err)
-	}
-	db, err := store.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := smallArchive(t)
 	ar := &countingSearch{DB: db}
-	s, err := server.New(server.Config{}, server.Deps{Archive: ar, Budget: budget(t, db), Metrics: metrics.NewHTTP(prometheus.NewRegistry()),
-		Log: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(s.Handler())
-	defer srv.Close()
-	e := &env{srv: srv}
+	_, e := serveArchive(t, db, ar, server.Config{}, nil)
 	base := "/api/v1/search?q=music&sort=views&region=US"
 	e.get(t, base)
 	for _, extra := range []string{"&", "&&", "&cursor=", "&since=", "&region=", "&sort=views", "&q=music"} {
