@@ -16,6 +16,7 @@ import (
 	"github.com/ytrend/ytrend/replication"
 	"github.com/ytrend/ytrend/store"
 	"github.com/ytrend/ytrend/testkit/logbuf"
+	waitpkg "github.com/ytrend/ytrend/testkit/wait"
 )
 
 // TestUnreachableReplicaNeverStopsFetching: a daemon with two replicas, a
@@ -130,11 +131,5 @@ func body(t *testing.T, url string) string {
 // wait polls cond; the deadline only guards against a hang.
 func wait(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitpkg.For(t, what, 2*time.Minute, cond)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/ytrend/ytrend/replication"
 	"github.com/ytrend/ytrend/testkit/archivetest"
 	"github.com/ytrend/ytrend/testkit/s3test"
+	"github.com/ytrend/ytrend/testkit/wait"
 )
 
 // TestS3ReplicaDownAndBack streams to a real S3-compatible server (and a
@@ -65,11 +66,5 @@ func TestS3ReplicaDownAndBack(t *testing.T) {
 // waitUntil polls cond; the deadline is only a guard against a hang.
 func waitUntil(tb testing.TB, what string, cond func() bool) {
 	tb.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			tb.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	wait.For(tb, what, 2*time.Minute, cond)
 }

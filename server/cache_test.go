@@ -20,6 +20,7 @@ import (
 	"github.com/ytrend/ytrend/server"
 	"github.com/ytrend/ytrend/store"
 	"github.com/ytrend/ytrend/testkit/archivetest"
+	"github.com/ytrend/ytrend/testkit/wait"
 	"github.com/ytrend/ytrend/view"
 )
 
@@ -164,13 +165,13 @@ func TestResponseCacheRendersOnceForConcurrentVisitors(t *testing.T) {
 		answers <- answer{res.StatusCode, b, err}
 	}
 	go visit()
-	waitFor(t, "the first rendering to start", func() bool { return ar.charts.Load() == 1 })
+	wait.For(t, "the first rendering to start", time.Minute, func() bool { return ar.charts.Load() == 1 })
 	for range visitors - 1 {
 		go visit()
 	}
 	// Each of the others either waits for the first rendering or (the bug)
 	// renders its own: wait until all are accounted for either way.
-	waitFor(t, "the other visitors to arrive", func() bool { return s.CacheWaiting()+ar.charts.Load()-1 == visitors-1 })
+	wait.For(t, "the other visitors to arrive", time.Minute, func() bool { return s.CacheWaiting()+ar.charts.Load()-1 == visitors-1 })
 	close(ar.gate)
 	var bodies [][]byte
 	for range visitors {
@@ -187,19 +188,6 @@ func TestResponseCacheRendersOnceForConcurrentVisitors(t *testing.T) {
 	}
 	if n := ar.charts.Load(); n != 1 {
 		t.Errorf("%d concurrent visitors read the chart %d times, want 1", visitors, n)
-	}
-}
-
-// waitFor polls cond until it holds; the deadline only keeps a broken
-// server from hanging the suite.
-func waitFor(tb testing.TB, what string, cond func() bool) {
-	tb.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			tb.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 

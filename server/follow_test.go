@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"github.com/ytrend/ytrend/replication"
 	"github.com/ytrend/ytrend/server"
 	"github.com/ytrend/ytrend/testkit/archivetest"
+	"github.com/ytrend/ytrend/testkit/wait"
 )
 
 // TestFollowedArchiveVersionMoves: serve --follow's cached answers and
@@ -77,17 +79,11 @@ func TestFollowedArchiveVersionMoves(t *testing.T) {
 	if err := s.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(90 * time.Second)
-	for {
+	wait.Until(t, "the new chart in the follower's answers", 90*time.Second, func() (bool, string) {
 		resp, body := get("/api/v1/charts/US", etag)
-		if resp.StatusCode == 200 && strings.Contains(body, g.Video(3).ID) && resp.Header.Get("ETag") != etag {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the new chart never reached the follower's answers: %d %q %.300s", resp.StatusCode, resp.Header.Get("ETag"), body)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		ok := resp.StatusCode == 200 && strings.Contains(body, g.Video(3).ID) && resp.Header.Get("ETag") != etag
+		return ok, fmt.Sprintf("%d %q %.300s", resp.StatusCode, resp.Header.Get("ETag"), body)
+	})
 
 	if resp, body := get("/readyz", ""); resp.StatusCode != 200 || !strings.Contains(body, "following replica "+replication.Name(url)+" generation term-0000000000000000002") {
 		t.Errorf("readyz: %d %s", resp.StatusCode, body)

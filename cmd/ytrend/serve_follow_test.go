@@ -16,6 +16,7 @@ import (
 	"github.com/ytrend/ytrend/replication"
 	"github.com/ytrend/ytrend/testkit/logbuf"
 	"github.com/ytrend/ytrend/testkit/redistest"
+	"github.com/ytrend/ytrend/testkit/wait"
 )
 
 // startServe runs ytrend serve with args and returns its base URL once it
@@ -192,15 +193,5 @@ regions:
 // that takes longer than any machine should need.
 func eventually(t *testing.T, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		ok, detail := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: still %s", what, detail)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	wait.Until(t, what, 90*time.Second, cond)
 }
