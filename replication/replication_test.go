@@ -287,7 +287,7 @@ func TestTakeoverAdoptsThePreviousTerm(t *testing.T) {
 	saveCharts(t, standby, 9000, 1) // what a standby had of its own
 	grant(t, standby, "g-standby")
 	grant(t, standby, "g-both")
-	if _, ok, err := replication.Takeover(ctx, []string{url}, 5, standby, replication.RestoreOptions{}); err != nil || !ok {
+	if _, ok, err := replication.Takeover(ctx, []string{url}, 5, standby, replication.TakeoverOptions{}); err != nil || !ok {
 		t.Fatalf("takeover: adopted %v, %v", ok, err)
 	}
 	// The budget's records of grants are the union: none forgotten, none twice.
