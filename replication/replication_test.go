@@ -291,17 +291,7 @@ func TestTakeoverAdoptsThePreviousTerm(t *testing.T) {
 		t.Fatalf("takeover: adopted %v, %v", ok, err)
 	}
 	// The budget's records of grants are the union: none forgotten, none twice.
-	var grants []string
-	rows, err := standby.Reader().QueryContext(ctx, `SELECT id FROM quota_grants ORDER BY id`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var id string
-		rows.Scan(&id)
-		grants = append(grants, id)
-	}
-	rows.Close()
+	grants := archivetest.Grants(t, standby)
 	if want := []string{"g-both", "g-old", "g-standby"}; !slices.Equal(grants, want) {
 		t.Errorf("quota_grants after takeover %v, want %v", grants, want)
 	}

@@ -53,22 +53,6 @@ func newLeader(t *testing.T) *store.DB {
 	return db
 }
 
-func grants(t *testing.T, db *store.DB) []string {
-	t.Helper()
-	rows, err := db.Reader().QueryContext(context.Background(), `SELECT id FROM quota_grants ORDER BY id`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var id string
-		rows.Scan(&id)
-		out = append(out, id)
-	}
-	return out
-}
-
 func count(t *testing.T, db *store.DB) int {
 	t.Helper()
 	var n int
@@ -95,7 +79,7 @@ func TestTakeoverAdoptsTheStandbysCopy(t *testing.T) {
 	if !a.FromCopy || a.Why != "" || a.TXID != c.Position.TXID || a.Generation != "term-0000000000000000004" {
 		t.Errorf("takeover %+v; want the copy at %s adopted", a, c.Position.TXID)
 	}
-	if got, want := grants(t, db), []string{"g-both", "g-old", "g-standby"}; !slices.Equal(got, want) {
+	if got, want := archivetest.Grants(t, db), []string{"g-both", "g-old", "g-standby"}; !slices.Equal(got, want) {
 		t.Errorf("quota_grants after takeover %v, want %v", got, want)
 	}
 	if n := count(t, db); n != 200 {
@@ -139,7 +123,7 @@ func TestTakeoverRestoresWhenTheCopyIsNotTheWholeTerm(t *testing.T) {
 		if n := count(t, db); n != 250 {
 			t.Errorf("%d videos after takeover, want the term's 250", n)
 		}
-		if got, want := grants(t, db), []string{"g-both", "g-old", "g-standby"}; !slices.Equal(got, want) {
+		if got, want := archivetest.Grants(t, db), []string{"g-both", "g-old", "g-standby"}; !slices.Equal(got, want) {
 			t.Errorf("quota_grants after takeover %v, want %v", got, want)
 		}
 		archivetest.Integrity(t, db)

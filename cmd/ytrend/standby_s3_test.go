@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -28,21 +27,8 @@ func TestStandbyResumesWhenItsReplicaComesBack(t *testing.T) {
 	w := newWorld(t, sim.Config{})
 	w.env["REDIS_URL"] = redistest.URL()
 	w.env["AWS_ACCESS_KEY_ID"], w.env["AWS_SECRET_ACCESS_KEY"] = s3test.AccessKey, s3test.SecretKey
-	w.config(fmt.Sprintf(`
-credential: %s
-redis: {epoch_check: 500ms}
-scheduler: {leader_ttl: 2s, maintenance: "off"}
-archive: {replicas: [%q], sync_interval: 200ms, follow_interval: 200ms}
-serve: {rate_limit: {requests: 1000000, window: 1m}}
-regions:
-  - {code: US, cron: "@every 3s", pages: 2}
-`, redistest.Prefix(t), srv.URL("ytrend", "archive")))
-
-	serve := []string{"--serve", "127.0.0.1:0"}
-	rs := []*replica{
-		startReplicaArgs(t, w, "r0", filepath.Join(w.dir, "r0.db"), serve),
-		startReplicaArgs(t, w, "r1", filepath.Join(w.dir, "r1.db"), serve),
-	}
+	rs := startStandbys(t, w, srv.URL("ytrend", "archive"), `
+  - {code: US, cron: "@every 3s", pages: 2}`)
 	leader := leaderOf(t, "one leader of two", rs...)
 	standby := without(rs, leader)[0]
 	lweb, sweb := serveAddr(t, leader), serveAddr(t, standby)

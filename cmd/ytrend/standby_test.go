@@ -34,8 +34,8 @@ import (
 //  3. The killed one comes back as a standby: it follows the new leader's
 //     term and serves the new leader's charts.
 //  4. The new leader freezes (SIGSTOP) past its lease; the returning one
-//     takes over, from its copy too; woken, the deposed leader stands by, follows the newest
-//     term again and serves its charts.
+//     takes over, from its copy too; woken, the deposed leader stands by,
+//     follows the newest term again and serves its charts.
 func TestStandbyFollowsAndTakesOver(t *testing.T) {
 	t.Parallel()
 	redistest.Client(t)
@@ -43,22 +43,10 @@ func TestStandbyFollowsAndTakesOver(t *testing.T) {
 	w := newWorld(t, sim.Config{})
 	w.env["REDIS_URL"] = redistest.URL()
 	repl := "file://" + filepath.Join(w.dir, "replica")
-	w.config(fmt.Sprintf(`
-credential: %s
-redis: {epoch_check: 500ms}
-scheduler: {leader_ttl: 2s, maintenance: "off"}
-archive: {replicas: [%q], sync_interval: 200ms, follow_interval: 200ms}
-serve: {rate_limit: {requests: 1000000, window: 1m}}
-regions:
+	rs := startStandbys(t, w, repl, `
   - {code: US, cron: "@every 2s", pages: 2}
-  - {code: GB, cron: "@every 2s", pages: 2}
-`, redistest.Prefix(t), repl))
-
+  - {code: GB, cron: "@every 2s", pages: 2}`)
 	serve := []string{"--serve", "127.0.0.1:0"}
-	rs := []*replica{
-		startReplicaArgs(t, w, "r0", filepath.Join(w.dir, "r0.db"), serve),
-		startReplicaArgs(t, w, "r1", filepath.Join(w.dir, "r1.db"), serve),
-	}
 	web := map[*replica]string{}
 	for _, r := range rs {
 		web[r] = serveAddr(t, r)
@@ -227,7 +215,27 @@ func serveAddr(t *testing.T, r *replica) string {
 	return base
 }
 
-// grantsOf is the ids in an archive's quota_grants.
+// startStandbys configures w for `ytrend run --serve` processes on Redis
+// that stream to (and, standing by, follow) the replica repl, fetching the
+// regions (YAML list items), and starts two of them.
+func startStandbys(t *testing.T, w *world, repl, regions string) []*replica {
+	t.Helper()
+	w.config(fmt.Sprintf(`
+credential: %s
+redis: {epoch_check: 500ms}
+scheduler: {leader_ttl: 2s, maintenance: "off"}
+archive: {replicas: [%q], sync_interval: 200ms, follow_interval: 200ms}
+serve: {rate_limit: {requests: 1000000, window: 1m}}
+regions:%s
+`, redistest.Prefix(t), repl, regions))
+	serve := []string{"--serve", "127.0.0.1:0"}
+	return []*replica{
+		startReplicaArgs(t, w, "r0", filepath.Join(w.dir, "r0.db"), serve),
+		startReplicaArgs(t, w, "r1", filepath.Join(w.dir, "r1.db"), serve),
+	}
+}
+
+// grantsOf is the ids in the archive at path's quota_grants.
 func grantsOf(t *testing.T, path string) []string {
 	t.Helper()
 	db, err := store.Open(context.Background(), path, store.ReadOnly())
@@ -235,18 +243,5 @@ func grantsOf(t *testing.T, path string) []string {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	rows, err := db.Reader().QueryContext(context.Background(), `SELECT id FROM quota_grants`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, id)
-	}
-	return out
+	return archivetest.Grants(t, db)
 }
