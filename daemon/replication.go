@@ -39,6 +39,8 @@ type replicator struct {
 	stop  context.CancelFunc
 	done  chan struct{}
 
+	hand *handover // the standby's copy for each term; nil without a standby
+
 	mu      sync.Mutex
 	streams []*replication.Stream // per replica, nil while it does not stream
 	states  []string              // per replica: what /readyz says while it does not stream
@@ -239,19 +241,40 @@ func (r *replicator) runEnded() {
 // be read before it fetches on from its own archive.
 const takeoverAttempts = 3
 
-// takeover adopts what the terms before this one replicated. A replica
-// that cannot be read is retried a few times, then the term fetches on
-// from the archive it has (logged and counted): fetching never stops for a
-// replica.
+// takeover adopts what the terms before this one replicated. With a
+// standby, it first waits for the standby's copy of the previous term
+// (handover), and adopts that copy when it holds the whole term, which
+// spares the restore; otherwise it restores the term from the replica. A
+// replica that cannot be read is retried a few times, then the term
+// fetches on from the archive it has (logged and counted): fetching never
+// stops for a replica.
 func (r *replicator) takeover(ctx context.Context, log *slog.Logger, token int64) {
 	start := time.Now()
+	opt := replication.TakeoverOptions{Restore: replication.RestoreOptions{Logger: log}}
+	noCopy := "no standby"
+	if r.hand != nil {
+		c, why, release, ok := r.hand.take(ctx, token)
+		if !ok {
+			return // the term ended, or the daemon stops
+		}
+		defer release()
+		opt.Copy, noCopy = c, why
+	}
 	for attempt, backoff := 1, time.Second; ; attempt, backoff = attempt+1, 2*backoff {
-		rest, ok, err := replication.Takeover(ctx, r.urls, token, r.db, replication.RestoreOptions{Logger: log})
+		a, ok, err := replication.Takeover(ctx, r.urls, token, r.db, opt)
+		if a.Why != "" {
+			noCopy = "the standby's copy is not the whole previous term: " + a.Why
+			opt.Copy = nil // a retry restores
+		}
+		took := time.Since(start).Round(time.Millisecond).String()
 		switch {
+		case err == nil && ok && a.FromCopy:
+			log.Info("takeover: adopted the previous term from the standby's copy, without a restore, before fetching",
+				"from", "copy", "replica", a.Replica, "generation", a.Generation, "txid", a.TXID, "took", took)
+			return
 		case err == nil && ok:
 			log.Info("takeover: adopted the previous term's replicated archive before fetching",
-				"replica", rest.Replica, "generation", rest.Generation, "txid", rest.TXID,
-				"took", time.Since(start).Round(time.Millisecond).String())
+				"from", "restore", "why", noCopy, "replica", a.Replica, "generation", a.Generation, "txid", a.TXID, "took", took)
 			return
 		case err == nil:
 			log.Info("takeover: nothing to adopt (no earlier term, or this archive streamed it)")

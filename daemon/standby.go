@@ -26,14 +26,24 @@ import (
 //
 // When this process becomes the leader it stops following: Follower.Stop
 // applies every transaction the followed term's replica holds at that
-// moment, then the copy stays served, unchanged, until the term's takeover
-// (the replicator's) has adopted the previous term into the live archive,
-// which then holds all of it and what it has since: only then does --serve
-// switch to the live archive, so an answer never goes back in time. The
-// takeover restores from the replica itself, at the same time; it does not
-// reuse the copy. When the term ends, the standby follows again, afresh
-// (the copy missed the term's writes; its markers were removed by Stop, so
-// Follow would refuse it: it is deleted first).
+// moment, and the copy is handed to the term's takeover (the replicator's,
+// handover.go), which waits for it: when the copy provably holds the whole
+// previous term (replication.Takeover says when) the takeover adopts it
+// into the live archive instead of restoring the term from the replica
+// again. A standby that was not following says so at once, and the
+// takeover restores. The copy stays served meanwhile (the takeover only
+// adds the kept budget rows to it) until the live archive holds the
+// previous term and what it has since: only then does --serve switch to
+// the live archive, so an answer never goes back in time. When the term
+// ends, the standby follows again, afresh, once the takeover is done with
+// the file (the copy missed the term's writes and holds the kept rows; its
+// markers were removed by Stop, so Follow would refuse it: it is deleted
+// first).
+//
+// A Follow in progress when the term begins (the copy's first restore) is
+// not cut short: the takeover waits for it, then for Stop; finishing the
+// restore under way and adopting its copy costs less than a second
+// restore.
 //
 // A replica that cannot be read never stops anything: Follow is retried
 // with backoff (logged, counted in ytrend_archive_replica_errors_total),
@@ -47,6 +57,7 @@ type standby struct {
 	log  *slog.Logger
 	live *server.Server // the live archive's server; nil without --serve
 	reps *replicator    // its takeover is awaited before --serve switches
+	hand *handover      // the copy, handed to the takeover of each term
 
 	stop context.CancelFunc
 	done chan struct{}
@@ -66,7 +77,7 @@ func newStandby(archive string, urls []string, opt replication.FollowOptions, ob
 	reps *replicator, log *slog.Logger) *standby {
 	path := standbyPath(archive)
 	opt.Logger = log.With("copy", path)
-	return &standby{path: path, urls: urls, opt: opt, obs: obs, reps: reps,
+	return &standby{path: path, urls: urls, opt: opt, obs: obs, reps: reps, hand: reps.hand,
 		log: opt.Logger, wake: make(chan struct{}, 1), state: "standby: not following yet"}
 }
 
@@ -129,6 +140,9 @@ func (s *standby) start(e *leader.Elector, live *server.Server) {
 // follow discards the previous copy's server and starts following; with
 // --serve, the new copy's server stands in for the live archive's.
 func (s *standby) follow(ctx context.Context) error {
+	if !s.hand.reclaim(ctx) { // a takeover may still be adopting the copy
+		return ctx.Err()
+	}
 	s.mu.Lock()
 	closeServed := s.closeServed
 	s.served, s.closeServed = nil, nil
@@ -170,11 +184,14 @@ func (s *standby) follow(ctx context.Context) error {
 // applied to the copy, which --serve answers from until t's takeover has
 // adopted the previous term into the live archive.
 func (s *standby) lead(ctx context.Context, t *leader.Term) {
+	token := t.Fence().Token
 	s.mu.Lock()
 	f := s.f
 	s.f, s.state = nil, "standby: not following: this replica leads"
 	s.mu.Unlock()
-	if f != nil {
+	if f == nil {
+		s.hand.give(token, nil, "the standby was not following")
+	} else {
 		start := time.Now()
 		sctx, cancel := context.WithTimeout(ctx, s.stopTimeout())
 		pos, err := f.Stop(sctx)
@@ -183,8 +200,10 @@ func (s *standby) lead(ctx context.Context, t *leader.Term) {
 			"took", time.Since(start).Round(time.Millisecond).String())
 		if err != nil {
 			log.Warn("standby: leading; stopped following before the copy applied everything replicated", "err", err)
+			s.hand.give(token, nil, "the standby stopped following before its copy applied everything replicated: "+err.Error())
 		} else {
 			log.Info("standby: leading; stopped following with everything replicated applied")
+			s.hand.give(token, &replication.Handover{Path: s.path, Position: pos}, "")
 		}
 	}
 	if s.live == nil {
@@ -298,6 +317,7 @@ func (d *Daemon) newStandby() *standby {
 	if d.metrics != nil {
 		obs = d.metrics
 	}
+	d.replicas.hand = newHandover() // before the replicator starts: its takeovers wait for the copy
 	s := newStandby(d.cfg.Store.Path, d.cfg.Archive.Replicas,
 		replication.FollowOptions{Interval: d.cfg.Archive.FollowInterval.D()}, obs, d.replicas, d.log)
 	if d.metrics != nil {

@@ -18,11 +18,14 @@
 //   - stream: one term's replication of the archive to every replica
 //     (Stream), started when the term begins and stopped when it ends.
 //   - restore: the archive rebuilt from the newest term that holds the wanted
-//     time (Restore); takeover is a restore of the previous term copied into
-//     the live archive (Adopt) before the new term streams.
+//     time (Restore).
+//   - takeover: the previous term copied into the live archive before the
+//     new term streams (Takeover): a standby's stopped copy (Handover) when
+//     it holds the whole term, else a restore of the term.
 //   - follow: a read-only copy applying the newest term's changes as they
-//     arrive (Follow), for `ytrend serve --follow` (and, once wired, the
-//     standbys of ytrend run: Follower.Stop). Litestream writes the changes
+//     arrive (Follow), for `ytrend serve --follow` and the standbys of
+//     ytrend run (which stop it with Follower.Stop on taking over, and hand
+//     the copy to the takeover). Litestream writes the changes
 //     into the copy in place; follow.go says what a reader could see and
 //     the gate that keeps it to committed states.
 //

@@ -287,21 +287,11 @@ func TestTakeoverAdoptsThePreviousTerm(t *testing.T) {
 	saveCharts(t, standby, 9000, 1) // what a standby had of its own
 	grant(t, standby, "g-standby")
 	grant(t, standby, "g-both")
-	if _, ok, err := replication.Takeover(ctx, []string{url}, 5, standby, replication.RestoreOptions{}); err != nil || !ok {
+	if _, ok, err := replication.Takeover(ctx, []string{url}, 5, standby, replication.TakeoverOptions{}); err != nil || !ok {
 		t.Fatalf("takeover: adopted %v, %v", ok, err)
 	}
 	// The budget's records of grants are the union: none forgotten, none twice.
-	var grants []string
-	rows, err := standby.Reader().QueryContext(ctx, `SELECT id FROM quota_grants ORDER BY id`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var id string
-		rows.Scan(&id)
-		grants = append(grants, id)
-	}
-	rows.Close()
+	grants := archivetest.Grants(t, standby)
 	if want := []string{"g-both", "g-old", "g-standby"}; !slices.Equal(grants, want) {
 		t.Errorf("quota_grants after takeover %v, want %v", grants, want)
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -14,16 +15,20 @@ import (
 )
 
 // BenchmarkStandbyTakeover measures what a standby of ytrend run that
-// follows the leader's replica could save at takeover, on an archive of
+// follows the leader's replica saves at takeover, on an archive of
 // YTREND_BENCH_REPLICATION videos (default 50,000; cached, see
 // archivetest.Cached). A leader streams term 1 and stops; a standby has
 // followed it into a copy. Then, for term 2:
 //   - stop-ms: Follower.Stop, the copy applying everything replicated;
-//   - takeover-s: replication.Takeover as the daemon runs it today, a
-//     restore from the replica, then the copy into the standby's archive;
-//   - adopt-copy-s: store.ReplaceWith from the stopped copy, which already
-//     holds the same state, with the same rows kept: what a takeover that
-//     reuses the copy would cost instead (not built).
+//   - restore-s: replication.Takeover without a copy (a standby that was
+//     not following, or whose copy is not the whole term): a restore from
+//     the replica, then the restored file into the standby's archive;
+//   - adopt-copy-s: replication.Takeover handed the stopped copy, as the
+//     daemon runs it: the checks that the copy is the whole term (the
+//     replica's term index and position), then the copy into the archive.
+//
+// The *-cpu-s metrics are the process's CPU time (user + system) over the
+// same spans: the wall times move with the machine's load.
 //
 // Run once:
 //
@@ -88,22 +93,25 @@ func BenchmarkStandbyTakeover(b *testing.B) {
 	b.ReportMetric(float64(time.Since(t0).Microseconds())/1000, "stop-ms")
 
 	a := standby("a.db")
-	t0 = time.Now()
-	r, ok, err := replication.Takeover(ctx, []string{url}, 2, a, replication.RestoreOptions{})
-	if err != nil || !ok {
-		b.Fatalf("takeover: %v %v", ok, err)
+	t0, c0 := time.Now(), cpuTime(b)
+	r, ok, err := replication.Takeover(ctx, []string{url}, 2, a, replication.TakeoverOptions{})
+	if err != nil || !ok || r.FromCopy {
+		b.Fatalf("takeover: %+v %v %v", r, ok, err)
 	}
-	b.ReportMetric(time.Since(t0).Seconds(), "takeover-s")
+	b.ReportMetric(time.Since(t0).Seconds(), "restore-s")
+	b.ReportMetric((cpuTime(b) - c0).Seconds(), "restore-cpu-s")
 	if r.TXID != pos.TXID {
 		b.Fatalf("the takeover restored %s, the copy stopped at %s", r.TXID, pos.TXID)
 	}
 
 	c := standby("c.db")
-	t0 = time.Now()
-	if err := c.ReplaceWith(ctx, filepath.Join(dir, "standby.db.standby"), "quota_grants", "quota_mirror", "instances"); err != nil {
-		b.Fatal(err)
+	t0, c0 = time.Now(), cpuTime(b)
+	h := replication.Handover{Path: filepath.Join(dir, "standby.db.standby"), Position: pos}
+	if r, ok, err := replication.Takeover(ctx, []string{url}, 2, c, replication.TakeoverOptions{Copy: &h}); err != nil || !ok || !r.FromCopy {
+		b.Fatalf("takeover from the copy: %+v %v %v", r, ok, err)
 	}
 	b.ReportMetric(time.Since(t0).Seconds(), "adopt-copy-s")
+	b.ReportMetric((cpuTime(b) - c0).Seconds(), "adopt-copy-cpu-s")
 	b.StopTimer()
 
 	// Both hold the leader's last run, whole.
@@ -113,4 +121,14 @@ func BenchmarkStandbyTakeover(b *testing.B) {
 			b.Fatalf("runs after the takeover: %+v %v; want run %d with 20 pages", runs, err, run)
 		}
 	}
+}
+
+// cpuTime is the CPU time (user + system) this process has used.
+func cpuTime(tb testing.TB) time.Duration {
+	tb.Helper()
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		tb.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/ytrend/ytrend/ingest/sim"
 	"github.com/ytrend/ytrend/replication"
+	"github.com/ytrend/ytrend/store"
+	"github.com/ytrend/ytrend/testkit/archivetest"
 	"github.com/ytrend/ytrend/testkit/redistest"
 )
 
@@ -22,15 +25,17 @@ import (
 //  1. The standby follows the leader's replica into a copy beside its
 //     archive, and its --serve answers the leader's charts (it converges);
 //     its /readyz and metrics report the copy and its lag.
-//  2. The leader is SIGKILLed. The standby stops following, takes over,
-//     and its archive holds every run the old leader had replicated
-//     (passing SQLite's and FTS5's checks); its --serve, on the same
-//     listener, now answers from its live archive (its own new runs).
+//  2. The leader is SIGKILLed. The standby stops following, takes over by
+//     adopting its copy (no restore), and its archive holds every run the
+//     old leader had replicated and the union of the budget's grants (the
+//     old term's and its own), passing SQLite's and FTS5's checks; its
+//     --serve, on the same listener, now answers from its live archive
+//     (its own new runs).
 //  3. The killed one comes back as a standby: it follows the new leader's
 //     term and serves the new leader's charts.
 //  4. The new leader freezes (SIGSTOP) past its lease; the returning one
-//     takes over; woken, the deposed leader stands by, follows the newest
-//     term again and serves its charts.
+//     takes over, from its copy too; woken, the deposed leader stands by,
+//     follows the newest term again and serves its charts.
 func TestStandbyFollowsAndTakesOver(t *testing.T) {
 	t.Parallel()
 	redistest.Client(t)
@@ -38,22 +43,10 @@ func TestStandbyFollowsAndTakesOver(t *testing.T) {
 	w := newWorld(t, sim.Config{})
 	w.env["REDIS_URL"] = redistest.URL()
 	repl := "file://" + filepath.Join(w.dir, "replica")
-	w.config(fmt.Sprintf(`
-credential: %s
-redis: {epoch_check: 500ms}
-scheduler: {leader_ttl: 2s, maintenance: "off"}
-archive: {replicas: [%q], sync_interval: 200ms, follow_interval: 200ms}
-serve: {rate_limit: {requests: 1000000, window: 1m}}
-regions:
+	rs := startStandbys(t, w, repl, `
   - {code: US, cron: "@every 2s", pages: 2}
-  - {code: GB, cron: "@every 2s", pages: 2}
-`, redistest.Prefix(t), repl))
-
+  - {code: GB, cron: "@every 2s", pages: 2}`)
 	serve := []string{"--serve", "127.0.0.1:0"}
-	rs := []*replica{
-		startReplicaArgs(t, w, "r0", filepath.Join(w.dir, "r0.db"), serve),
-		startReplicaArgs(t, w, "r1", filepath.Join(w.dir, "r1.db"), serve),
-	}
 	web := map[*replica]string{}
 	for _, r := range rs {
 		web[r] = serveAddr(t, r)
@@ -90,13 +83,19 @@ regions:
 		t.Errorf("the leader reports a follow lag; it follows nothing")
 	}
 
-	// 2. kill -9 the leader: the standby takes over.
+	// A grant recorded in the standby's own archive: the takeover keeps it
+	// beside the old term's.
+	w.env["YTREND_DB"] = second.db
+	w.mustRun("quota", "reserve", "--cost", "1", "--id", "standby-own")
+	delete(w.env, "YTREND_DB")
+
+	// 2. kill -9 the leader: the standby takes over from its copy.
 	first.cmd.Process.Kill()
 	first.cmd.Wait()
 	waitFor(t, "the standby's takeover, its stream, its serve on the live archive", 60*time.Second, func() bool {
 		l := second.logs.String()
-		return strings.Contains(l, "standby: leading; stopped following") &&
-			strings.Contains(l, "takeover: adopted the previous term") &&
+		return strings.Contains(l, "standby: leading; stopped following with everything replicated applied") &&
+			strings.Contains(l, "takeover: adopted the previous term from the standby's copy") &&
 			strings.Contains(l, "replication: streaming the archive") &&
 			strings.Contains(l, "standby: --serve answers from the live archive")
 	})
@@ -146,7 +145,7 @@ regions:
 	second.cmd.Process.Signal(syscall.SIGSTOP)
 	waitFor(t, "the returning standby's takeover and serve on its live archive", 60*time.Second, func() bool {
 		l := back.logs.String()
-		return strings.Contains(l, "takeover: adopted the previous term") &&
+		return strings.Contains(l, "takeover: adopted the previous term from the standby's copy") &&
 			strings.Contains(l, "standby: --serve answers from the live archive")
 	})
 	second.cmd.Process.Signal(syscall.SIGCONT)
@@ -181,7 +180,24 @@ regions:
 			t.Errorf("run %d: old term %+v, new leader %+v", id, r, n)
 		}
 	}
-	t.Logf("old term replicated %d runs; the new leader holds %d", len(oldRuns), len(newRuns))
+	// The budget's grants: the old term's and the standby's own, none lost.
+	want := append(grantsOf(t, old), "standby-own")
+	have := grantsOf(t, second.db)
+	for _, id := range want {
+		if !slices.Contains(have, id) {
+			t.Errorf("grant %s (the old term's, or the standby's own) is missing from the new leader's archive", id)
+		}
+	}
+	if len(want) < 2 {
+		t.Errorf("the old term replicated no grant: %v", want)
+	}
+	db, err := store.Open(ctx, second.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	archivetest.Integrity(t, db)
+	db.Close()
+	t.Logf("old term replicated %d runs and %d grants; the new leader holds %d runs", len(oldRuns), len(want)-1, len(newRuns))
 	w.assertNoKey(first.logs.String(), second.logs.String(), back.logs.String())
 }
 
@@ -197,4 +213,35 @@ func serveAddr(t *testing.T, r *replica) string {
 		return base != ""
 	})
 	return base
+}
+
+// startStandbys configures w for `ytrend run --serve` processes on Redis
+// that stream to (and, standing by, follow) the replica repl, fetching the
+// regions (YAML list items), and starts two of them.
+func startStandbys(t *testing.T, w *world, repl, regions string) []*replica {
+	t.Helper()
+	w.config(fmt.Sprintf(`
+credential: %s
+redis: {epoch_check: 500ms}
+scheduler: {leader_ttl: 2s, maintenance: "off"}
+archive: {replicas: [%q], sync_interval: 200ms, follow_interval: 200ms}
+serve: {rate_limit: {requests: 1000000, window: 1m}}
+regions:%s
+`, redistest.Prefix(t), repl, regions))
+	serve := []string{"--serve", "127.0.0.1:0"}
+	return []*replica{
+		startReplicaArgs(t, w, "r0", filepath.Join(w.dir, "r0.db"), serve),
+		startReplicaArgs(t, w, "r1", filepath.Join(w.dir, "r1.db"), serve),
+	}
+}
+
+// grantsOf is the ids in the archive at path's quota_grants.
+func grantsOf(t *testing.T, path string) []string {
+	t.Helper()
+	db, err := store.Open(context.Background(), path, store.ReadOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	return archivetest.Grants(t, db)
 }

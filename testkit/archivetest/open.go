@@ -69,6 +69,29 @@ func Integrity(tb testing.TB, db *store.DB) {
 	}
 }
 
+// Grants is the ids in the archive's quota_grants (the budget's record of
+// grants), in order.
+func Grants(tb testing.TB, db *store.DB) []string {
+	tb.Helper()
+	rows, err := db.Reader().QueryContext(context.Background(), `SELECT id FROM quota_grants ORDER BY id`)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			tb.Fatal(err)
+		}
+		out = append(out, id)
+	}
+	if err := rows.Err(); err != nil {
+		tb.Fatal(err)
+	}
+	return out
+}
+
 // SmallAt is when Small's one chart was fetched.
 var SmallAt = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
