@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benbjohnson/litestream"
 	"github.com/superfly/ltx"
 	"github.com/ytrend/ytrend/replication"
 	"github.com/ytrend/ytrend/store"
@@ -123,6 +124,53 @@ func TestRestoreAtTimeBetweenTwoFetches(t *testing.T) {
 		if got := videos(t, out); got != tc.want {
 			t.Errorf("restore at %v: %d videos, want %d", tc.at, got, tc.want)
 		}
+	}
+}
+
+// TestRestoreWritesWhatLitestreamWould: the restore writes the copy itself
+// (write.go) rather than through Litestream's Restore; from a term of a
+// snapshot, a compaction and changes after it (pages changed, added and,
+// by a VACUUM, removed), both must give the same bytes.
+func TestRestoreWritesWhatLitestreamWould(t *testing.T) {
+	ctx := context.Background()
+	db, path := archivetest.Open(t)
+	url := fileURL(t)
+	s := start(t, path, []string{url}, 1)
+	saveCharts(t, db, 0, 4)
+	if err := s.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Compact(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	for i, q := range []string{`DELETE FROM video_fts`, `VACUUM`} {
+		saveCharts(t, db, 1000*(i+1), 2)
+		if _, err := db.Writer().ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Stop(ctx)
+	dir := t.TempDir()
+	ours, theirs := filepath.Join(dir, "ours.db"), filepath.Join(dir, "theirs.db")
+	if err := replication.RestoreTermCopy(ctx, url, 1, ours); err != nil {
+		t.Fatal(err)
+	}
+	c, err := replication.OpenTerm(ctx, url, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ro := litestream.NewRestoreOptions()
+	ro.OutputPath = theirs
+	if err := litestream.NewReplicaWithClient(nil, c).Restore(ctx, ro); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := os.ReadFile(ours)
+	b, _ := os.ReadFile(theirs)
+	if len(a) == 0 || !bytes.Equal(a, b) {
+		t.Fatalf("the copies differ: %d and %d bytes", len(a), len(b))
 	}
 }
 
