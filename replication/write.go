@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/benbjohnson/litestream"
@@ -81,12 +82,23 @@ func writeCopy(ctx context.Context, client litestream.ReplicaClient, infos []*lt
 	}
 	ins := make([]*input, len(infos))
 	for i, info := range infos {
-		rc, err := client.OpenLTXFile(ctx, info.Level, info.MinTXID, info.MaxTXID, 0, 0)
-		if err != nil {
-			return err
+		var r io.Reader
+		if i == 0 {
+			rc, err := client.OpenLTXFile(ctx, info.Level, info.MinTXID, info.MaxTXID, 0, 0)
+			if err != nil {
+				return err
+			}
+			defer rc.Close()
+			r = rc
+		} else {
+			spooled, err := spool(ctx, client, info, filepath.Dir(f.Name()))
+			if err != nil {
+				return err
+			}
+			defer spooled.Close()
+			r = spooled
 		}
-		defer rc.Close()
-		in := &input{dec: ltx.NewDecoder(bufio.NewReaderSize(rc, 1<<20))}
+		in := &input{dec: ltx.NewDecoder(bufio.NewReaderSize(r, 1<<20))}
 		if err := in.dec.DecodeHeader(); err != nil {
 			return fmt.Errorf("%s: %w", ltxName(info), err)
 		}
@@ -164,6 +176,34 @@ func writeCopy(ctx context.Context, client litestream.ReplicaClient, infos []*lt
 		}
 	}
 	return w.Flush()
+}
+
+// spool copies one LTX file of a restore plan to a temporary file in dir,
+// removed once closed. The merge reads the files of a plan side by side,
+// the snapshot for minutes while the changes after it wait: a stream left
+// idle that long is dropped by object stores (S3 closes idle connections,
+// a NATS object read is cancelled), so only the snapshot is read as a
+// stream, and the changes, small beside it, from local copies.
+func spool(ctx context.Context, client litestream.ReplicaClient, info *ltx.FileInfo, dir string) (io.ReadCloser, error) {
+	rc, err := client.OpenLTXFile(ctx, info.Level, info.MinTXID, info.MaxTXID, 0, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	f, err := os.CreateTemp(dir, ".restore-*.ltx")
+	if err != nil {
+		return nil, err
+	}
+	os.Remove(f.Name()) // gone once closed, whatever happens
+	if _, err := io.Copy(f, rc); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", ltxName(info), err)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 func ltxName(info *ltx.FileInfo) string {
