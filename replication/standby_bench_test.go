@@ -2,21 +2,17 @@ package replication_test
 
 import (
 	"context"
-	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/ytrend/ytrend/replication"
 	"github.com/ytrend/ytrend/store"
-	"github.com/ytrend/ytrend/testkit/archivetest"
 )
 
 // BenchmarkStandbyTakeover measures what a standby of ytrend run that
-// follows the leader's replica could save at takeover, on an archive of
-// YTREND_BENCH_REPLICATION videos (default 50,000; cached, see
-// archivetest.Cached). A leader streams term 1 and stops; a standby has
+// follows the leader's replica could save at takeover, on the archive
+// benchArchive names. A leader streams term 1 and stops; a standby has
 // followed it into a copy. Then, for term 2:
 //   - stop-ms: Follower.Stop, the copy applying everything replicated;
 //   - takeover-s: replication.Takeover as the daemon runs it today, a
@@ -29,14 +25,10 @@ import (
 //
 //	go test -run '^$' -bench '^BenchmarkStandbyTakeover$' -benchtime 1x -timeout 60m ./replication
 func BenchmarkStandbyTakeover(b *testing.B) {
-	n := 50_000
-	if v, err := strconv.Atoi(os.Getenv("YTREND_BENCH_REPLICATION")); err == nil {
-		n = v
-	}
 	ctx := context.Background()
 	dir := b.TempDir()
 	leader := filepath.Join(dir, "leader.db")
-	copyFile(b, archivetest.Cached(b, n), leader)
+	copyFile(b, benchArchive(b), leader)
 	url := "file://" + filepath.Join(dir, "replica")
 	opts := replication.Options{SyncInterval: time.Second, SnapshotInterval: 6 * time.Hour, Retention: 72 * time.Hour}
 	s, err := replication.Start(ctx, leader, []string{url}, 1, opts)
