@@ -51,20 +51,7 @@ func BenchmarkRestore(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	run, err := db.StartRun(ctx, "US", store.TriggerCLI, time.Now())
-	if err != nil {
-		b.Fatal(err)
-	}
-	for i := 0; i < 20; i++ {
-		vs := make([]store.Video, 50)
-		for j := range vs {
-			vs[j] = gen.Video(20_000_000 + i*50 + j)
-		}
-		if _, err := db.SavePage(ctx, store.Page{RunID: run, Region: "US", FetchedAt: time.Now(), Kind: store.PageChart,
-			FirstRank: 1 + 50*i, Videos: vs}); err != nil {
-			b.Fatal(err)
-		}
-	}
+	saveRun(b, db, 20)
 	if err := s.Sync(ctx); err != nil {
 		b.Fatal(err)
 	}
@@ -93,6 +80,26 @@ func BenchmarkRestore(b *testing.B) {
 	}
 	b.ReportMetric(wall.Seconds()/float64(b.N), "restore-s")
 	b.ReportMetric(cpu.Seconds()/float64(b.N), "restore-cpu-s")
+}
+
+// saveRun stores one run of n chart pages of 50 new videos each.
+func saveRun(b *testing.B, db *store.DB, n int) (run int64) {
+	ctx := context.Background()
+	run, err := db.StartRun(ctx, "US", store.TriggerCLI, time.Now())
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; i < n; i++ {
+		vs := make([]store.Video, 50)
+		for j := range vs {
+			vs[j] = gen.Video(20_000_000 + i*50 + j)
+		}
+		if _, err := db.SavePage(ctx, store.Page{RunID: run, Region: "US", FetchedAt: time.Now(), Kind: store.PageChart,
+			FirstRank: 1 + 50*i, Videos: vs}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return run
 }
 
 // cpuTime is the CPU time (user + system) the process has used so far.

@@ -44,20 +44,7 @@ func BenchmarkStandbyTakeover(b *testing.B) {
 		b.Fatal(err)
 	}
 	// The leader goes on writing while the standby follows.
-	run, err := db.StartRun(ctx, "US", store.TriggerCLI, time.Now())
-	if err != nil {
-		b.Fatal(err)
-	}
-	for i := 0; i < 20; i++ {
-		vs := make([]store.Video, 50)
-		for j := range vs {
-			vs[j] = gen.Video(20_000_000 + i*50 + j)
-		}
-		if _, err := db.SavePage(ctx, store.Page{RunID: run, Region: "US", FetchedAt: time.Now(), Kind: store.PageChart,
-			FirstRank: 1 + 50*i, Videos: vs}); err != nil {
-			b.Fatal(err)
-		}
-	}
+	run := saveRun(b, db, 20)
 	if err := s.Stop(ctx); err != nil { // the term ends: its last sync
 		b.Fatal(err)
 	}
