@@ -20,6 +20,9 @@ import (
 // path, and checks it (checkCopy). On an error path may hold a partial
 // copy; the caller removes it.
 func restoreCopy(ctx context.Context, client litestream.ReplicaClient, path string, infos []*ltx.FileInfo, log *slog.Logger) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil { // as Litestream's restore does
+		return err
+	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return err
