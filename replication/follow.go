@@ -384,10 +384,8 @@ func (f *Follower) prepare(ctx context.Context, c source, next, where string) (t
 		return 0, at, fmt.Errorf("%s: %w", where, err)
 	}
 	txid, at = infos[len(infos)-1].MaxTXID, infos[len(infos)-1].CreatedAt
-	rep := litestream.NewReplicaWithClient(f.litestreamDB(c), client)
-	ro := litestream.NewRestoreOptions()
-	ro.OutputPath, ro.TXID, ro.IntegrityCheck = next, txid, litestream.IntegrityCheckQuick
-	if err := rep.Restore(ctx, ro); err != nil {
+	if err := restoreCopy(ctx, client, next, infos, f.log); err != nil {
+		removeCopy(next)
 		return 0, at, fmt.Errorf("%s: restore: %w", where, err)
 	}
 	if err := rollbackJournal(next); err != nil {
