@@ -127,4 +127,3 @@ func TestChartPagesUnchanged(t *testing.T) {
 		t.Fatalf("%d lines, want %d", len(gl), len(wl))
 	}
 }
-
