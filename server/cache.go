@@ -90,21 +90,11 @@ func ttlFor(r *http.Request) time.Duration {
 	}
 	q := r.URL.Query()
 	for _, name := range []string{"at", "since"} {
-		if v := q.Get(name); v != "" && !absoluteTime(v) {
+		if v := q.Get(name); v != "" && !view.AbsoluteTime(v) {
 			return cacheTTL // "7d" means something else a second later
 		}
 	}
 	return cacheArchiveTTL
-}
-
-// absoluteTime reports whether a time parameter names a fixed instant (a
-// date or an RFC 3339 time), not one relative to now.
-func absoluteTime(s string) bool {
-	if _, err := time.Parse(time.DateOnly, s); err == nil {
-		return true
-	}
-	_, err := time.Parse(time.RFC3339, s)
-	return err == nil
 }
 
 // get returns a fresh answer for key, if any.

@@ -9,12 +9,14 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/ytrend/ytrend/server"
 	"github.com/ytrend/ytrend/store"
 	"github.com/ytrend/ytrend/testkit/archivetest"
+	"github.com/ytrend/ytrend/view"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/chartpages.golden from the code as it is")
@@ -125,5 +127,111 @@ func TestChartPagesUnchanged(t *testing.T) {
 			}
 		}
 		t.Fatalf("%d lines, want %d", len(gl), len(wl))
+	}
+}
+
+// A chart asked for at a fixed time that no fetch can change any more is
+// kept a day by browsers and shared caches; any other chart answer keeps
+// being revalidated. An import into the past still changes the server's own
+// answer at once.
+func TestFinalChartCacheControl(t *testing.T) {
+	db, ats := chartArchive(t)
+	t0 := ats[0]
+	day := 24 * time.Hour
+	s, err := server.New(server.Config{}, server.Deps{Archive: db, Now: func() time.Time { return t0.Add(10 * day) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+	get := func(path string, header ...string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+path, nil)
+		if len(header) == 2 {
+			req.Header.Set(header[0], header[1])
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body bytes.Buffer
+		body.ReadFrom(res.Body)
+		res.Body.Close()
+		res.Header.Set("X-Test-Body", body.String())
+		return res
+	}
+	const final, revalidate = view.FinalChartCacheControl, "no-cache"
+	for _, tc := range []struct {
+		path, want string
+	}{
+		{"/charts/US?at=" + t0.Format(time.RFC3339), final},
+		{"/api/v1/charts/US?at=" + t0.Format(time.RFC3339), final},
+		{"/api/v1/charts/US?at=" + t0.Add(day).Format(time.DateOnly) + "&limit=2", final},
+		{"/?region=US&at=" + t0.Add(2*day).Format(time.RFC3339), final},
+		{"/charts/US", revalidate}, // the current chart changes with the next fetch
+		{"/api/v1/charts/US", revalidate},
+		{"/charts/US?at=" + t0.Add(3*day).Format(time.RFC3339), revalidate}, // the newest chart, asked for by its time
+		{"/charts/US?at=" + t0.Add(9*day).Format(time.DateOnly), revalidate},
+		{"/charts/US?at=8d", revalidate}, // the third chart, but another one tomorrow
+		{"/charts/GB?at=" + t0.Add(3*day).Format(time.RFC3339), revalidate},
+		{"/charts/US?at=2020-01-01", ""}, // not found
+		{"/videos/aaaaaaaaaa1", revalidate},
+	} {
+		res := get(tc.path)
+		if got := res.Header.Get("Cache-Control"); got != tc.want {
+			t.Errorf("GET %s: %d, Cache-Control %q, want %q", tc.path, res.StatusCode, got, tc.want)
+		}
+	}
+
+	// From the response cache, and revalidated, the policy is the same.
+	path := "/charts/US?at=" + t0.Add(2*day).Format(time.RFC3339)
+	first := get(path)
+	again := get(path)
+	notMod := get(path, "If-None-Match", first.Header.Get("Etag"))
+	if again.Header.Get("Cache-Control") != final || notMod.StatusCode != http.StatusNotModified || notMod.Header.Get("Cache-Control") != final {
+		t.Fatalf("again: %q; revalidated: %d %q", again.Header.Get("Cache-Control"), notMod.StatusCode, notMod.Header.Get("Cache-Control"))
+	}
+
+	// A run of US in progress that began before that time may still end
+	// with a chart at or before it: not final until it ends. (Uncached:
+	// the end of a run without a page does not move the archive's
+	// version, so the response cache may keep the revalidated answer; a
+	// chart is never final too soon.)
+	uncached, err := server.New(server.Config{NoCache: true}, server.Deps{Archive: db, Now: func() time.Time { return t0.Add(10 * day) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy := func() string {
+		w := httptest.NewRecorder()
+		uncached.Handler().ServeHTTP(w, httptest.NewRequest(http.MethodGet, path, nil))
+		return w.Header().Get("Cache-Control")
+	}
+	ctx := context.Background()
+	run, err := db.StartRun(ctx, "US", store.TriggerSchedule, t0.Add(2*day-time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := policy(); got != revalidate {
+		t.Fatalf("with a run in progress since before it: Cache-Control %q", got)
+	}
+	if err := db.FinishRun(ctx, run, store.RunEnd{Status: store.StatusFailed, At: t0.Add(2 * day)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := policy(); got != final {
+		t.Fatalf("once the run ended without a page: Cache-Control %q", got)
+	}
+
+	// An import into the past changes that final chart's movement: the
+	// server answers with the new chart at once (what caches were told
+	// bounds how long they may show the old one).
+	before := get(path).Header.Get("X-Test-Body")
+	imp := store.Page{FetchedAt: t0.Add(2*day - 2*time.Hour), FirstRank: 1, Videos: []store.Video{{ID: "ffffffffff6", Title: "Sixth",
+		ChannelID: "UCffffffffff6", ChannelTitle: "Channel <ffffffffff6>", CategoryID: "10"}}}
+	if _, err := db.ImportChart(ctx, store.ImportedChart{Region: "US", Pages: []store.Page{imp}}); err != nil {
+		t.Fatal(err)
+	}
+	after := get(path).Header.Get("X-Test-Body")
+	if after == before || !strings.Contains(after, "movement against 2024-03-03 04:00 UTC") {
+		t.Fatalf("after an import into the past, the chart is the same:\n%s", after)
 	}
 }

@@ -137,6 +137,7 @@ type pageData struct {
 	RankPlot, ViewsPlot       template.HTML
 	Runs                      []view.Run
 	Status                    view.QuotaStatus
+	CacheControl              string // a 200's own Cache-Control; "": reply's default
 }
 
 type choice struct{ Value, Label string }
@@ -161,6 +162,9 @@ func (p *pages) page(w http.ResponseWriter, r *http.Request, status int, name st
 	lastMod := time.Time{}
 	if status == http.StatusOK && name != "quota" {
 		lastMod, _ = p.Archive.LastChange(r.Context())
+	}
+	if status == http.StatusOK && v.CacheControl != "" {
+		w.Header().Set("Cache-Control", v.CacheControl)
 	}
 	reply.Write(w, r, status, "text/html; charset=utf-8", buf.Bytes(), lastMod)
 }
@@ -272,6 +276,7 @@ func (p *pages) renderChart(w http.ResponseWriter, r *http.Request, v pageData, 
 		v.At = v.Chart.FetchedAt.UTC().Format(time.DateOnly)
 	}
 	v.Rows = chartRows(v.Chart.Entries)
+	v.CacheControl = view.ChartCacheControl(r.URL.Query().Get("at"), v.Chart)
 	p.page(w, r, http.StatusOK, "chart", v)
 }
 

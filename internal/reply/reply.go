@@ -55,7 +55,8 @@ var gzipPool = sync.Pool{New: func() any {
 const minGzip = 1024
 
 // Write sends body with status, conditionally and compressed. A zero
-// lastMod sends no Last-Modified.
+// lastMod sends no Last-Modified. A 200 is "Cache-Control: no-cache"
+// (stored, revalidated at every use) unless the handler set its own.
 func Write(w http.ResponseWriter, r *http.Request, status int, contentType string, body []byte, lastMod time.Time) {
 	h := w.Header()
 	sum := sha256.Sum256(body)
@@ -67,7 +68,9 @@ func Write(w http.ResponseWriter, r *http.Request, status int, contentType strin
 		if !lastMod.IsZero() {
 			h.Set("Last-Modified", lastMod.UTC().Format(http.TimeFormat))
 		}
-		h.Set("Cache-Control", "no-cache")
+		if h.Get("Cache-Control") == "" { // the handler's own policy stays (a final chart's)
+			h.Set("Cache-Control", "no-cache")
+		}
 		if NotModified(r, etag, lastMod) {
 			h.Del("Content-Type")
 			w.WriteHeader(http.StatusNotModified)
