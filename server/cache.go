@@ -155,23 +155,7 @@ func (c *responseCache) serve(w http.ResponseWriter, r *http.Request, next http.
 		}
 	}
 	if ok {
-		h := w.Header()
-		for k, v := range a.header {
-			if k == "Vary" {
-				reply.AddVary(h, v...) // the middleware's (Origin) stay
-				continue
-			}
-			h[k] = v
-		}
-		lastMod, _ := http.ParseTime(a.header.Get("Last-Modified"))
-		if reply.NotModified(r, a.header.Get("Etag"), lastMod) {
-			h.Del("Content-Type")
-			h.Del("Content-Encoding")
-			w.WriteHeader(http.StatusNotModified)
-			return true
-		}
-		w.WriteHeader(http.StatusOK)
-		w.Write(a.body)
+		c.write(w, r, a)
 		return true
 	}
 	tw := &teeWriter{ResponseWriter: w}
@@ -188,6 +172,41 @@ func (c *responseCache) serve(w http.ResponseWriter, r *http.Request, next http.
 		c.put(key, &cachedAnswer{header: h, body: tw.buf, version: version, made: c.now(), ttl: ttlFor(r)})
 	}
 	return false
+}
+
+// serveHit answers r from the cache if it holds a fresh answer, without
+// waiting for one being rendered; it reports whether it answered.
+func (c *responseCache) serveHit(w http.ResponseWriter, r *http.Request) bool {
+	key := cacheKey(r)
+	if key == "" {
+		return false
+	}
+	a, _, ok := c.get(r.Context(), key)
+	if ok {
+		c.write(w, r, a)
+	}
+	return ok
+}
+
+// write sends a cached answer (304 to a request that has it).
+func (c *responseCache) write(w http.ResponseWriter, r *http.Request, a *cachedAnswer) {
+	h := w.Header()
+	for k, v := range a.header {
+		if k == "Vary" {
+			reply.AddVary(h, v...) // the middleware's (Origin) stay
+			continue
+		}
+		h[k] = v
+	}
+	lastMod, _ := http.ParseTime(a.header.Get("Last-Modified"))
+	if reply.NotModified(r, a.header.Get("Etag"), lastMod) {
+		h.Del("Content-Type")
+		h.Del("Content-Encoding")
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+	w.Write(a.body)
 }
 
 // wait returns a fresh answer for key once no other request is rendering
