@@ -42,10 +42,10 @@ func RequestID(ctx context.Context) string {
 	return id
 }
 
-// gzipPool keeps writers at BestSpeed (klauspost/compress's, which took half
-// the CPU of the standard library's on a chart's JSON): a chart page of 200 entries
-// compresses to a fifth either way, and the default level cost more CPU
-// than rendering it (BenchmarkServeLoad's profile).
+// gzipPool keeps writers at BestSpeed, klauspost/compress's (gzip was a
+// third of a chart's API answer with the standard library's): a chart page
+// of 200 entries compresses to a fifth either way, and the default level
+// cost more CPU than rendering it (BenchmarkServeLoad's profile).
 var gzipPool = sync.Pool{New: func() any {
 	zw, _ := gzip.NewWriterLevel(io.Discard, gzip.BestSpeed)
 	return zw
