@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/benbjohnson/litestream"
+	"github.com/superfly/ltx"
 )
 
 var (
@@ -35,7 +36,15 @@ var (
 type RestoreOptions struct {
 	At     time.Time // zero: the latest replicated state
 	Before int64     // non-zero: only terms with a smaller fence token (a takeover's previous terms)
-	Logger *slog.Logger
+	// UpToDamage: when an LTX file after the term's snapshot cannot be read
+	// whole (torn, truncated, failing its checksum), restore the term up to
+	// the transaction before it, logged as an error with what is lost,
+	// instead of failing. A takeover and restore-on-start set it: the term
+	// up to the damage is worth more than no term at all. `archive
+	// restore` does not: asked for the latest state, it says the replica
+	// cannot give it.
+	UpToDamage bool
+	Logger     *slog.Logger
 }
 
 // Restored says where a restore came from.
@@ -55,6 +64,15 @@ type Restored struct {
 func Restore(ctx context.Context, urls []string, out string, opt RestoreOptions) (Restored, error) {
 	if opt.Logger == nil {
 		opt.Logger = slog.New(slog.DiscardHandler)
+	}
+	// A log left beside the output (the archive deleted after a crash, its
+	// -wal or -journal not) would be replayed over the restored file by the
+	// next SQLite to open it: the restore would hand back another archive's
+	// last transactions and destroy the log. Refused, the log untouched.
+	for _, side := range []string{out + "-wal", out + "-journal"} {
+		if fi, err := os.Stat(side); err == nil && fi.Size() > 0 {
+			return Restored{}, fmt.Errorf("%w: %s (%d bytes), a log of another archive that SQLite would replay over the restored one; restore into a new file, or move it away", ErrExists, side, fi.Size())
+		}
 	}
 	if fi, err := os.Stat(out); err == nil && fi.Size() > 0 {
 		return Restored{}, fmt.Errorf("%w: %s (%d bytes); restore into a new file", ErrExists, out, fi.Size())
@@ -166,7 +184,19 @@ func restoreTerm(ctx context.Context, raw string, t Term, out string, newest int
 	} else if err != nil {
 		return Restored{}, fmt.Errorf("%s: %w", where, err)
 	}
-	if err := restoreCopy(ctx, client, tmp, infos, log); err != nil {
+	err = restoreCopy(ctx, client, tmp, infos, log)
+	var damaged *damagedFileError
+	upTo := ltx.TXID(0)
+	if err != nil && opt.UpToDamage && errors.As(err, &damaged) && damaged.info.MinTXID > infos[0].MaxTXID {
+		upTo = damaged.info.MinTXID - 1
+		log.Error("restore: a file of the term is damaged; restoring the term up to the transaction before it, the later ones are lost",
+			"damaged", ltxName(damaged.info), "up_to_txid", upTo.String(), "err", damaged.err)
+		removeCopy(tmp)
+		if infos, err = litestream.CalcRestorePlan(ctx, client, upTo, time.Time{}, log); err == nil {
+			err = restoreCopy(ctx, client, tmp, infos, log)
+		}
+	}
+	if err != nil {
 		return Restored{}, fmt.Errorf("%s: %w", where, err)
 	}
 	if err := continueLease(ctx, tmp, newest); err != nil {
@@ -180,7 +210,11 @@ func restoreTerm(ctx context.Context, raw string, t Term, out string, newest int
 		return Restored{}, err
 	}
 	r := Restored{Replica: Name(raw), Generation: t.Generation()}
-	if opt.At.IsZero() {
+	switch {
+	case upTo != 0:
+		last := infos[len(infos)-1]
+		r.TXID, r.At = last.MaxTXID.String(), last.CreatedAt
+	case opt.At.IsZero():
 		r.TXID, r.At = p.TXID.String(), p.At
 	}
 	return r, nil

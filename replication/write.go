@@ -103,7 +103,7 @@ func writeCopy(ctx context.Context, client litestream.ReplicaClient, infos []*lt
 		}
 		in := &input{dec: ltx.NewDecoder(bufio.NewReaderSize(r, 1<<20))}
 		if err := in.dec.DecodeHeader(); err != nil {
-			return fmt.Errorf("%s: %w", ltxName(info), err)
+			return &damagedFileError{info, err}
 		}
 		h := in.dec.Header()
 		switch {
@@ -128,12 +128,12 @@ func writeCopy(ctx context.Context, client litestream.ReplicaClient, infos []*lt
 		}
 		// The lowest page number any input holds next.
 		var pgno uint32
-		for _, in := range ins {
+		for i, in := range ins {
 			if in.hdr.Pgno == 0 && !in.done {
 				if err := in.dec.DecodePage(&in.hdr, in.data); err == io.EOF {
 					in.done = true
 				} else if err != nil {
-					return err
+					return &damagedFileError{infos[i], err}
 				}
 			}
 			if !in.done && (pgno == 0 || in.hdr.Pgno < pgno) {
@@ -175,11 +175,21 @@ func writeCopy(ctx context.Context, client litestream.ReplicaClient, infos []*lt
 	}
 	for i, in := range ins {
 		if err := in.dec.Close(); err != nil {
-			return fmt.Errorf("%s: %w", ltxName(infos[i]), err)
+			return &damagedFileError{infos[i], err}
 		}
 	}
 	return w.Flush()
 }
+
+// damagedFileError: an LTX file of a restore plan cannot be read whole
+// (torn, truncated, failing its checksum).
+type damagedFileError struct {
+	info *ltx.FileInfo
+	err  error
+}
+
+func (e *damagedFileError) Error() string { return ltxName(e.info) + ": " + e.err.Error() }
+func (e *damagedFileError) Unwrap() error { return e.err }
 
 // spool copies one LTX file of a restore plan to a temporary file in dir,
 // removed once closed. The merge reads the files of a plan side by side,
