@@ -6,6 +6,7 @@ import (
 
 	"github.com/benbjohnson/litestream"
 	"github.com/benbjohnson/litestream/nats"
+	"github.com/benbjohnson/litestream/s3"
 )
 
 // newClient is Litestream's client for a replica URL, a term's included.
@@ -15,8 +16,24 @@ import (
 // term's URL (nats://host:4222/bucket/term-<token>) would name a bucket that
 // does not exist: the first path element is the bucket, the rest goes to
 // the client's Path, where Litestream's other clients put a URL's path.
+//
+// Litestream's s3 client takes its keys from the environment only and
+// ignores a URL's user info; an s3://KEY:SECRET@bucket/path URL gives them
+// here (the URL's keys win over the environment's, as the more specific).
 func newClient(rawURL string) (litestream.ReplicaClient, error) {
 	u, err := url.Parse(rawURL)
+	if err == nil && u.Scheme == "s3" && u.User != nil {
+		c, err := litestream.NewReplicaClientFromURL(rawURL)
+		if err != nil {
+			return nil, err
+		}
+		if sc, ok := c.(*s3.ReplicaClient); ok {
+			if secretKey, ok := u.User.Password(); ok {
+				sc.AccessKeyID, sc.SecretAccessKey = u.User.Username(), secretKey
+			}
+		}
+		return c, nil
+	}
 	if err != nil || u.Scheme != "nats" {
 		return litestream.NewReplicaClientFromURL(rawURL)
 	}

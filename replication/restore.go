@@ -15,6 +15,7 @@ import (
 
 	"github.com/benbjohnson/litestream"
 	"github.com/superfly/ltx"
+	"golang.org/x/sys/unix"
 )
 
 var (
@@ -176,6 +177,13 @@ func restoreTerm(ctx context.Context, raw string, t Term, out string, newest int
 	log := opt.Logger.With("replica", Name(raw), "generation", t.Generation())
 	client.SetLogger(log)
 	tmp := out + ".restoring"
+	// One restore into out at a time: each removes the copy a crashed
+	// restore left, which would be another's copy in the making.
+	lock, err := lockRestore(tmp)
+	if err != nil {
+		return Restored{}, err
+	}
+	defer lock()
 	removeCopy(tmp) // left by a restore that crashed
 	defer removeCopy(tmp)
 	infos, err := litestream.CalcRestorePlan(ctx, client, 0, opt.At, log)
@@ -202,7 +210,11 @@ func restoreTerm(ctx context.Context, raw string, t Term, out string, newest int
 	if err := continueLease(ctx, tmp, newest); err != nil {
 		return Restored{}, fmt.Errorf("%s: %w", where, err)
 	}
-	if err := os.Rename(tmp, out); err != nil {
+	// Linked, not renamed: an output that appeared meanwhile (a run that
+	// created its archive) is never replaced.
+	if err := os.Link(tmp, out); errors.Is(err, os.ErrExist) {
+		return Restored{}, fmt.Errorf("%w: %s appeared during the restore; restore into a new file", ErrExists, out)
+	} else if err != nil {
 		return Restored{}, err
 	}
 	if err := syncDir(filepath.Dir(out)); err != nil {
@@ -235,6 +247,24 @@ func continueLease(ctx context.Context, path string, newest int64) error {
 		return nil // not a ytrend archive's schema yet: nothing to continue
 	}
 	return err
+}
+
+// lockRestore takes the lock of the restore whose copy is tmp; the
+// returned func releases it. A restore already running is an error.
+func lockRestore(tmp string) (func(), error) {
+	p := tmp + ".lock"
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return nil, err
+	}
+	fh, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.Flock(int(fh.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		fh.Close()
+		return nil, fmt.Errorf("another restore into %s is running (lock %s)", strings.TrimSuffix(tmp, ".restoring"), p)
+	}
+	return func() { os.Remove(p); fh.Close() }, nil
 }
 
 // removeCopy removes a restore's copy and what SQLite or Litestream keep
