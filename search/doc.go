@@ -74,7 +74,11 @@
 // page it holds: for relevance, BM25 cannot exceed Σ idf·(k1+1) and the
 // trend factor cannot exceed that of a #1 video seen when the block last
 // was. Within a group, plain comparisons on the last sighting, best rank or
-// view count keep most older matches from being scored at all. A query with
+// view count keep most older matches from being scored at all; and once only
+// a video charted at the top (rank 3, 10 or 30 at most: [RankTiers]) can
+// still place, the walk adds that rank tier's facet to the MATCH, so that
+// FTS5 skips the other matches inside the index rather than the store
+// reading and looking up each. A query with
 // fewer than 1,024 matches, a raw query (FTS5's bm25 has no bound to stop
 // on) and --sort views over a few percent of the archive are ranked in one
 // pass; in views order that pass reads only each match's view count and

@@ -272,8 +272,14 @@ func (s searcher) walk(f candidateFilter, rs *rankState, rankID int64, n float64
 		for _, b := range filled {
 			done[b] = true
 		}
+		g := f
+		if t := tierFor(c.rank); t > 0 {
+			// Only videos charted at rank c.rank or higher can place: FTS5
+			// skips the rest of the matches inside the index.
+			g.expr = "(" + f.expr + ") AND " + facetFilter([]string{TierFacet(t)})
+		}
 		for _, r := range ranges {
-			page, err := s.candidates(f, rankID, r[0], r[1], c)
+			page, err := s.candidates(g, rankID, r[0], r[1], c)
 			if err != nil {
 				return err
 			}

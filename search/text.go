@@ -382,8 +382,8 @@ const (
 
 var columnWeights = [numCols]float64{10, 4, 3, 1, 10}
 
-// Facets are the filter tokens of a video's facets column: its channel and
-// every region it trended in. They begin with U+FDD0, a noncharacter that
+// Facets are the filter tokens of a video's facets column: its channel,
+// every region it trended in, and the rank tiers it charted within. They begin with U+FDD0, a noncharacter that
 // FTS5 indexes as part of a word but that the Go tokenizer (so every plain
 // query) treats as a separator: no typed text can match a facet, and a
 // facet never matches a word of the text.
@@ -407,6 +407,44 @@ func RegionFacet(region regions.Code) string {
 		}
 	}
 	return b.String()
+}
+
+// RankTiers are the chart ranks a video's best rank is indexed against:
+// a video whose best rank (in any region, ever) is at most T carries
+// TierFacet(T) for each such T. Once a walk's page is full, a match must
+// have charted high to place in it; the walk then puts the tier that holds
+// every such video in the MATCH, and FTS5 skips the other matches inside
+// the index instead of the store reading each and looking it up
+// (search_walk.go). A facet is never missing for a video within its tier;
+// one that outlives its rank (a repair that drops sightings) only makes the
+// MATCH let through a video the cuts then refuse.
+var RankTiers = [...]int{3, 10, 30}
+
+// TierFacet is the facet of videos charted at rank tier or higher.
+func TierFacet(tier int) string { return facetMark + "t" + strconv.Itoa(tier) }
+
+// TierFacets returns the tier facets a video gains when its best rank
+// becomes now, having been was (0: never charted), each preceded by a
+// space; "" if it gains none.
+func TierFacets(was, now int) string {
+	var b strings.Builder
+	for _, t := range RankTiers {
+		if now > 0 && now <= t && (was <= 0 || was > t) {
+			b.WriteString(" " + TierFacet(t))
+		}
+	}
+	return b.String()
+}
+
+// tierFor returns the smallest tier holding every video of best rank at
+// most rank, or 0 if no tier does.
+func tierFor(rank int64) int {
+	for _, t := range RankTiers {
+		if rank <= int64(t) {
+			return t
+		}
+	}
+	return 0
 }
 
 // facetFilter is an FTS5 expression matching any of the facets.

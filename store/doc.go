@@ -42,9 +42,11 @@
 // values that were indexed. A re-seen video whose indexed text (title, tags,
 // channel, description) is unchanged — the common case for hourly
 // re-fetches — is neither re-indexed nor re-tokenized: a hash of the text
-// decides. The index also holds each video's facets, tokens for its channel
-// and for every region it trended in (see Queries), so a video is re-indexed
-// once more when it first trends in another region.
+// decides. The index also holds each video's facets, tokens for its channel,
+// for every region it trended in (see Queries) and for each rank tier its
+// best chart rank is within (search.RankTiers: top 3, 10, 30), so a video is
+// re-indexed once more when it first trends in another region or first
+// charts within a tier (migration 0014 gave the rows stored before it theirs).
 //
 // # Search
 //

@@ -61,7 +61,7 @@ type Page struct {
 type PageResult struct {
 	New       int // first time in the archive
 	Updated   int // seen before, indexed text (title, description, channel title, tags) changed
-	Unchanged int // seen before, same indexed text: statistics and sightings changed (a first sighting in a new region re-indexes its region facet)
+	Unchanged int // seen before, same indexed text: statistics and sightings changed (a first sighting in a new region, or within a new rank tier, re-indexes its facets)
 }
 
 // VideoStats is where and when a video trended.

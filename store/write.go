@@ -152,10 +152,11 @@ type pagePlan struct {
 	rows       []videoRow
 	ids        []int64 // videos.id per row; 0 until a new row is inserted
 	existing   map[string]existingVideo
-	metaOnly   []int   // rows whose stored metadata changes (text or not)
-	changed    []int64 // videos to reindex: new text, or a new region facet
-	newRegion  []int64 // videos first sighted in the page's region
-	fresh      []int64 // videos new to the archive, once inserted
+	metaOnly   []int         // rows whose stored metadata changes (text or not)
+	changed    []int64       // videos to reindex: new text, or new facets
+	refaceted  []int64       // videos that gain facets: a region, rank tiers
+	facets     []facetsAdded // what each of them gains
+	fresh      []int64       // videos new to the archive, once inserted
 	anyNew     bool
 	tokenDelta int64 // change of the index's token count
 	res        PageResult
@@ -198,11 +199,38 @@ func (w writeTx) classify(p Page, rows []videoRow) (*pagePlan, error) {
 			plan.metaOnly = append(plan.metaOnly, i)
 		}
 		plan.ids[i] = e.id
-		if p.Kind == PageChart && !e.inRegion {
-			plan.newRegion = append(plan.newRegion, e.id) // a new region facet
+		if p.Kind != PageChart {
+			continue
+		}
+		// A first sighting in the region, or a best rank within a rank
+		// tier the video was not in (the walk relies on every video of a
+		// tier carrying its facet: search.RankTiers).
+		add := search.TierFacets(int(e.bestRank), r.rank)
+		if !e.inRegion {
+			add = " " + search.RegionFacet(p.Region) + add
+		}
+		if add != "" {
+			plan.refaceted = append(plan.refaceted, e.id)
+			plan.addFacets(add, e.id)
 		}
 	}
 	return plan, nil
+}
+
+// facetsAdded are the videos that gain the same facets.
+type facetsAdded struct {
+	facets string // each after a space
+	ids    []int64
+}
+
+func (p *pagePlan) addFacets(facets string, id int64) {
+	for i := range p.facets {
+		if p.facets[i].facets == facets {
+			p.facets[i].ids = append(p.facets[i].ids, id)
+			return
+		}
+	}
+	p.facets = append(p.facets, facetsAdded{facets: facets, ids: []int64{id}})
 }
 
 // writeRows writes a classified page: the run's progress first (a page for
@@ -229,7 +257,7 @@ func (w writeTx) writeRows(p Page, plan *pagePlan) error {
 	}
 	// The index must forget the old text and facets before the row
 	// changes: the 'delete' command needs the values that were indexed.
-	reindex := union(plan.changed, plan.newRegion)
+	reindex := union(plan.changed, plan.refaceted)
 	if err := w.ftsDelete(w.pending.notIn(reindex)); err != nil {
 		return err
 	}
@@ -238,9 +266,9 @@ func (w writeTx) writeRows(p Page, plan *pagePlan) error {
 			return err
 		}
 	}
-	if len(plan.newRegion) > 0 {
-		if err := w.exec(w.st.addRegionFacet, search.RegionFacet(p.Region), jsonIDs(plan.newRegion)); err != nil {
-			return fmt.Errorf("store: save page: region facets: %w", err)
+	for _, a := range plan.facets {
+		if err := w.exec(w.st.addFacets, a.facets, jsonIDs(a.ids)); err != nil {
+			return fmt.Errorf("store: save page: facets: %w", err)
 		}
 	}
 	plan.changed = reindex

@@ -98,5 +98,6 @@ type existingVideo struct {
 	metaHash int64
 	docLen   int64
 	lastSeen int64
+	bestRank int64 // 0: never charted
 	inRegion bool
 }

@@ -9,7 +9,7 @@ const (
 	// videos row with its description.
 	// in_region: whether the video already trended in the page's region (?2;
 	// '' for search pages).
-	sqlExisting = `SELECT j.key, v.id, s.text_hash, s.meta_hash, s.doc_len, s.last_seen,
+	sqlExisting = `SELECT j.key, v.id, s.text_hash, s.meta_hash, s.doc_len, s.last_seen, coalesce(s.best_rank, 0),
 		EXISTS (SELECT 1 FROM video_regions r WHERE r.video = v.id AND r.region = ?2)
 		FROM json_each(?1) j JOIN videos v ON v.video_id = j.value JOIN video_stats s ON s.video = v.id`
 	sqlChannelIDs = `SELECT channel_id, id, title FROM channels WHERE channel_id IN (SELECT value FROM json_each(?))`
@@ -19,7 +19,8 @@ const (
 	sqlUpdateVideo = `UPDATE videos SET title = ?, tags = ?, channel_title = ?, description = ?, title_grams = ?,
 		channel_id = ?, category_id = ?, published_at_s = ?, duration_s = ?, default_language = ?, thumbnail_url = ?,
 		facets = ? || substr(facets, instr(facets || ' ', ' ')) WHERE id = ?`
-	sqlAddRegionFacet = `UPDATE videos SET facets = facets || ' ' || ? WHERE id IN (SELECT value FROM json_each(?))`
+	// Facets a video gains (a region, rank tiers), each after a space.
+	sqlAddFacets = `UPDATE videos SET facets = facets || ? WHERE id IN (SELECT value FROM json_each(?))`
 	// The 'delete' command must carry the values that were indexed: it runs
 	// before the row changes.
 	//

@@ -11,8 +11,8 @@ import (
 
 // pageStatements are the statements of one SavePage.
 type pageStatements struct {
-	existing, channelIDs, upsertChannel, updateVideo, addRegionFacet, ftsDelete, ftsInsert, totals, runProgress *sql.Stmt
-	insertVideos, stats, snapshots, regions                                                                     *sql.Stmt // sized by the page
+	existing, channelIDs, upsertChannel, updateVideo, addFacets, ftsDelete, ftsInsert, totals, runProgress *sql.Stmt
+	insertVideos, stats, snapshots, regions                                                                *sql.Stmt // sized by the page
 }
 
 func (db *DB) pageStatements(ctx context.Context, rows int) (*pageStatements, error) {
@@ -31,7 +31,7 @@ func (db *DB) pageStatements(ctx context.Context, rows int) (*pageStatements, er
 	st.channelIDs = get("channelids", fixed(sqlChannelIDs))
 	st.upsertChannel = get("upsertchannel", fixed(sqlUpsertChan))
 	st.updateVideo = get("updatevideo", fixed(sqlUpdateVideo))
-	st.addRegionFacet = get("addregionfacet", fixed(sqlAddRegionFacet))
+	st.addFacets = get("addfacets", fixed(sqlAddFacets))
 	st.ftsDelete = get("ftsdelete", fixed(search.IndexDeleteSQL))
 	st.ftsInsert = get("ftsinsert", fixed(search.IndexInsertSQL))
 	st.totals = get("totals", fixed(sqlTotals))

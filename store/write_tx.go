@@ -24,7 +24,7 @@ func (w writeTx) existing(rows []videoRow, region regions.Code) (map[string]exis
 	for rs.Next() {
 		var i int
 		var e existingVideo
-		if err := rs.Scan(&i, &e.id, &e.textHash, &e.metaHash, &e.docLen, &e.lastSeen, &e.inRegion); err != nil {
+		if err := rs.Scan(&i, &e.id, &e.textHash, &e.metaHash, &e.docLen, &e.lastSeen, &e.bestRank, &e.inRegion); err != nil {
 			return nil, fmt.Errorf("store: save page: look up videos: %w", err)
 		}
 		if i < 0 || i >= len(rows) {
@@ -48,7 +48,7 @@ func (w writeTx) insertVideos(rows []videoRow, at int64, channels map[string]int
 		v := r.v
 		args = append(args, v.ID, v.Title, r.tags, v.ChannelTitle, v.Description, r.grams, v.ChannelID, v.CategoryID,
 			v.PublishedAt.Unix(), int64(v.Duration/time.Second), v.DefaultLanguage, v.ThumbnailURL, at,
-			search.ChannelFacet(channels[channelKey(v)])+regionFacets)
+			search.ChannelFacet(channels[channelKey(v)])+regionFacets+search.TierFacets(0, r.rank))
 	}
 	rs, err := w.query(w.st.insertVideos, args...)
 	if err != nil {
