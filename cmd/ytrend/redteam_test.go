@@ -1,0 +1,107 @@
+package main
+
+// Red-team tests of the archive's replication (issue 20): real `ytrend run`
+// processes on one Redis, a file replica, and faults a user meets.
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ytrend/ytrend/ingest/sim"
+	"github.com/ytrend/ytrend/replication"
+	"github.com/ytrend/ytrend/testkit/redistest"
+)
+
+// TestTakeoverRefusesADamagedStandbyCopy damages a standby's followed copy
+// (<archive>.standby) while the standby is stopped (a torn file after a
+// disk fault, bad sectors), restarts it, and SIGKILLs the leader. The
+// standby resumes following from the copy's recorded position and, on
+// takeover, must not adopt a copy that is not a sound database: the new
+// leader's archive must pass SQLite's and FTS5's checks and hold every run
+// the old term replicated (restoring the term instead is fine).
+func TestTakeoverRefusesADamagedStandbyCopy(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		damage func(t *testing.T, path string)
+	}{
+		{"truncated", func(t *testing.T, path string) {
+			fi, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Truncate(path, fi.Size()/2); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"overwritten pages", func(t *testing.T, path string) {
+			f, err := os.OpenFile(path, os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			junk := []byte(strings.Repeat("red5", 4*4096/4))
+			if _, err := f.WriteAt(junk, 3*4096); err != nil {
+				t.Fatal(err)
+			}
+			f.Close()
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			redistest.Client(t)
+			ctx := context.Background()
+			w := newWorld(t, sim.Config{})
+			w.env["REDIS_URL"] = redistest.URL()
+			repl := "file://" + filepath.Join(w.dir, "replica")
+			rs := startStandbys(t, w, repl, `
+  - {code: US, cron: "@every 2s", pages: 2}
+  - {code: GB, cron: "@every 2s", pages: 2}`)
+			first := leaderOf(t, "one leader of two", rs...)
+			second := without(rs, first)[0]
+			waitFor(t, "the standby to follow", 60*time.Second, func() bool {
+				return strings.Contains(second.logs.String(), "standby: following the leader's replica")
+			})
+			waitFor(t, "six of the leader's pages", 60*time.Second, func() bool { return first.requests.Load() >= 6 })
+
+			// A clean stop keeps the copy and its position; damage the copy.
+			second.cmd.Process.Signal(syscall.SIGTERM)
+			exitCode(t, second.cmd, 60*time.Second)
+			tc.damage(t, second.db+".standby")
+
+			back := startReplicaArgs(t, w, "back", second.db, []string{"--serve", "127.0.0.1:0"})
+			waitFor(t, "the restarted standby to follow", 60*time.Second, func() bool {
+				return strings.Contains(back.logs.String(), "standby: following the leader's replica")
+			})
+			from := first.requests.Load()
+			waitFor(t, "two more of the leader's pages", 60*time.Second, func() bool { return first.requests.Load() >= from+2 })
+
+			first.cmd.Process.Kill()
+			first.cmd.Wait()
+			waitFor(t, "the standby's takeover and stream", 60*time.Second, func() bool {
+				l := back.logs.String()
+				return strings.Contains(l, "takeover: adopted the previous term") && strings.Contains(l, "replication: streaming the archive")
+			})
+			back.cmd.Process.Signal(syscall.SIGTERM)
+			exitCode(t, back.cmd, 60*time.Second)
+
+			terms, err := replication.Terms(ctx, repl)
+			if err != nil || len(terms) != 2 {
+				t.Fatalf("terms %v, %v; want the two leaders'", terms, err)
+			}
+			old := filepath.Join(w.dir, "old-term.db")
+			if _, err := replication.Restore(ctx, []string{repl}, old, replication.RestoreOptions{Before: terms[0].Token}); err != nil {
+				t.Fatal(err)
+			}
+			oldRuns := runsOf(t, old)
+			newRuns := runsOf(t, back.db) // SQLite's and FTS5's checks first
+			for id, r := range oldRuns {
+				if _, ok := newRuns[id]; !ok {
+					t.Errorf("run %d (%s) of the old leader, replicated, is missing from the new leader's archive", id, r.Region)
+				}
+			}
+		})
+	}
+}
