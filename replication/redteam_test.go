@@ -1,0 +1,61 @@
+package replication_test
+
+// Red-team tests of the archive's replication (issue 20).
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/ytrend/ytrend/replication"
+	"github.com/ytrend/ytrend/testkit/archivetest"
+)
+
+// TestRestoreBesideAStaleWALTouchesNothing restores into a path whose
+// archive was deleted but whose write-ahead log was not (`rm ytrend.db`
+// after a crash leaves ytrend.db-wal and -shm beside it, holding another
+// archive's last transactions). SQLite replays a WAL it finds beside a
+// database whoever wrote it, so a restore there would hand back a mix of
+// the replica and the stale log, and delete the log: the output must not
+// exist, -wal included. The restore must refuse (ErrExists), leaving the
+// log as it was.
+func TestRestoreBesideAStaleWALTouchesNothing(t *testing.T) {
+	ctx := context.Background()
+	db, path := archivetest.Open(t)
+	url := fileURL(t)
+	s := start(t, path, []string{url}, 5)
+	saveCharts(t, db, 0, 3)
+	if err := s.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// Another archive, its last transactions still in its WAL (a crash).
+	other, otherPath := archivetest.Open(t)
+	saveCharts(t, other, 5000, 8)
+	wal, err := os.ReadFile(otherPath + "-wal")
+	if err != nil || len(wal) == 0 {
+		t.Fatalf("the other archive's WAL: %d bytes, %v", len(wal), err)
+	}
+	shm, _ := os.ReadFile(otherPath + "-shm")
+	out := filepath.Join(t.TempDir(), "ytrend.db")
+	if err := os.WriteFile(out+"-wal", wal, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(out+"-shm", shm, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	_, err = replication.Restore(ctx, []string{url}, out, replication.RestoreOptions{})
+	if err == nil {
+		n := videos(t, out)
+		t.Errorf("restored beside a stale WAL: the output holds %d videos (the replica has 150, the stale log's archive 400)", n)
+	} else if !errors.Is(err, replication.ErrExists) {
+		t.Errorf("restore beside a stale WAL: %v, want ErrExists", err)
+	}
+	if got, _ := os.ReadFile(out + "-wal"); !bytes.Equal(got, wal) {
+		t.Errorf("the stale WAL beside the output was changed or removed (%d bytes left of %d)", len(got), len(wal))
+	}
+}
