@@ -59,3 +59,39 @@ func TestRestoreBesideAStaleWALTouchesNothing(t *testing.T) {
 		t.Errorf("the stale WAL beside the output was changed or removed (%d bytes left of %d)", len(got), len(wal))
 	}
 }
+
+// TestAReplicaWhoseFilesVanishIsRebuiltOrReported deletes a file
+// replica's directory in the middle of a term (an operator's cleanup, a
+// bucket lifecycle rule, a remounted backup disk) and keeps writing. The
+// stream goes on shipping L0 files into a term that no longer holds a
+// snapshot or an index marker: nothing in the replica can be restored, and
+// a takeover finds no previous term. The stream must either rebuild the
+// replica (a restore then holds everything synced) or say so: Sync fails
+// or the status names an error and a lag. Silently reporting "in sync"
+// while the backup is gone loses the history at the next failover.
+func TestAReplicaWhoseFilesVanishIsRebuiltOrReported(t *testing.T) {
+	ctx := context.Background()
+	db, path := archivetest.Open(t)
+	dir := filepath.Join(t.TempDir(), "replica")
+	url := "file://" + dir
+	s := start(t, path, []string{url}, 9)
+	saveCharts(t, db, 0, 3)
+	if err := s.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	saveCharts(t, db, 1000, 2)
+	syncErr := s.Sync(ctx)
+	st := s.Status()
+	out := filepath.Join(t.TempDir(), "restored.db")
+	_, restoreErr := replication.Restore(ctx, []string{url}, out, replication.RestoreOptions{})
+	if restoreErr == nil && videos(t, out) == 250 {
+		return // rebuilt
+	}
+	reported := syncErr != nil || (len(st) == 1 && st[0].LastError != "")
+	if !reported {
+		t.Errorf("the replica lost every file and the stream reports it in sync (sync: %v; status %+v); restore: %v", syncErr, st, restoreErr)
+	}
+}
