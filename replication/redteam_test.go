@@ -8,7 +8,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/ytrend/ytrend/replication"
 	"github.com/ytrend/ytrend/testkit/archivetest"
@@ -93,5 +95,44 @@ func TestAReplicaWhoseFilesVanishIsRebuiltOrReported(t *testing.T) {
 	reported := syncErr != nil || (len(st) == 1 && st[0].LastError != "")
 	if !reported {
 		t.Errorf("the replica lost every file and the stream reports it in sync (sync: %v; status %+v); restore: %v", syncErr, st, restoreErr)
+	}
+}
+
+// TestReplicaNameMasksSSECustomerKeys: Litestream's s3:// URL takes a
+// server-side encryption key in its query (sseCustomerKey, or
+// sse-customer-key): whoever holds it reads the replica. The name shown
+// in logs, errors, `archive status`, /readyz and the metrics' replica
+// label must mask it, as it masks a password.
+func TestReplicaNameMasksSSECustomerKeys(t *testing.T) {
+	const key = "c2VjcmV0LXNzZS1jdXN0b21lci1rZXktMzItYnl0ZXM"
+	for _, raw := range []string{
+		"s3://bucket/ytrend?endpoint=http://127.0.0.1:9000&sseCustomerAlgorithm=AES256&sseCustomerKey=" + key,
+		"s3://bucket/ytrend?sse-customer-algorithm=AES256&sse-customer-key=" + key,
+	} {
+		if got := replication.Name(raw); strings.Contains(got, key) {
+			t.Errorf("Name shows the SSE-C key: %s", got)
+		}
+	}
+}
+
+// TestEveryDocumentedSchemeHasAClient: README, schedule.yaml and the
+// configuration's validation accept gs://, abs://, webdav:// (and
+// webdavs://, oss://), but only the file, s3, nats and sftp clients are
+// linked in: such a replica passes `schedule check`, then every stream,
+// status and restore fails with "unsupported replica URL scheme".
+func TestEveryDocumentedSchemeHasAClient(t *testing.T) {
+	for _, raw := range []string{
+		"gs://bucket/ytrend",
+		"abs://account@container/ytrend?endpoint=http://127.0.0.1:9",
+		"webdav://127.0.0.1:9/ytrend",
+		"webdavs://127.0.0.1:9/ytrend",
+		"oss://bucket/ytrend?endpoint=http://127.0.0.1:9",
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, err := replication.Terms(ctx, raw)
+		cancel()
+		if err != nil && strings.Contains(err.Error(), "unsupported replica URL scheme") {
+			t.Errorf("%s: %v", raw, err)
+		}
 	}
 }
