@@ -14,6 +14,7 @@ import (
 
 	"github.com/ytrend/ytrend/replication"
 	"github.com/ytrend/ytrend/testkit/archivetest"
+	"github.com/ytrend/ytrend/testkit/s3test"
 )
 
 // TestRestoreBesideAStaleWALTouchesNothing restores into a path whose
@@ -134,5 +135,33 @@ func TestEveryDocumentedSchemeHasAClient(t *testing.T) {
 		if err != nil && strings.Contains(err.Error(), "unsupported replica URL scheme") {
 			t.Errorf("%s: %v", raw, err)
 		}
+	}
+}
+
+// TestS3CredentialsInTheURLsUserInfo: README says a replica's credentials
+// come from the usual variables "or a URL's user info". Litestream's s3
+// client ignores the user info, so an s3://KEY:SECRET@bucket/... replica
+// with no AWS_* variables cannot be read (the SDK goes on to EC2's
+// metadata service), and `ytrend run` refuses to start (restore-on-start).
+func TestS3CredentialsInTheURLsUserInfo(t *testing.T) {
+	srv := s3test.Start(t, "ytrend")
+	for _, v := range []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_PROFILE", "AWS_CA_BUNDLE"} {
+		t.Setenv(v, "")
+	}
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	ctx := context.Background()
+	raw := strings.Replace(srv.URL("ytrend", "archive"), "s3://", "s3://"+s3test.AccessKey+":"+s3test.SecretKey+"@", 1)
+	db, path := archivetest.Open(t)
+	s, err := replication.Start(ctx, path, []string{raw}, 3, opts())
+	if err == nil {
+		t.Cleanup(func() { s.Stop(ctx) })
+		saveCharts(t, db, 0, 1)
+		err = s.Sync(ctx)
+	}
+	if err != nil {
+		t.Errorf("stream to an s3 replica with credentials in its user info: %v", err)
+	}
+	if _, err := replication.Terms(ctx, raw); err != nil {
+		t.Errorf("list an s3 replica with credentials in its user info: %v", err)
 	}
 }
