@@ -154,6 +154,9 @@ func (a *api) chart(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err, fmt.Sprintf("the archive has no chart of %s %s", code, when))
 		return
 	}
+	if cc := view.ChartCacheControl(r.URL.Query().Get("at"), c); cc != "" {
+		w.Header().Set("Cache-Control", cc)
+	}
 	reply.JSON(w, r, http.StatusOK, view.ChartOf(c), a.lastChange(r))
 }
 

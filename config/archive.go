@@ -40,8 +40,22 @@ const (
 	DefaultFollowInterval   = time.Second
 )
 
-// ReplicaSchemes are the replica URL schemes Litestream's clients read.
-var ReplicaSchemes = []string{"file", "s3", "gs", "abs", "nats", "sftp", "webdav", "webdavs", "oss"}
+// ReplicaSchemes are the replica URL schemes ytrend links Litestream's
+// clients for. Its others (gs, abs, webdav, oss) are not linked: together
+// they would add about 57 MB of cloud SDKs to the binary, and every
+// command pays their package initialisation; unlinkedSchemes says what to
+// use instead.
+var ReplicaSchemes = []string{"file", "s3", "nats", "sftp"}
+
+// unlinkedSchemes are Litestream's schemes ytrend does not link, with
+// what to use instead.
+var unlinkedSchemes = map[string]string{
+	"gs":      "use Google Cloud Storage's S3-compatible API: s3://bucket/path?endpoint=https://storage.googleapis.com&region=auto with HMAC keys in AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY",
+	"abs":     "use an S3-compatible gateway in front of the container, or sftp://",
+	"webdav":  "use sftp:// or an S3-compatible store",
+	"webdavs": "use sftp:// or an S3-compatible store",
+	"oss":     "use Alibaba Cloud OSS's S3-compatible endpoint: s3://bucket/path?endpoint=https://oss-REGION.aliyuncs.com",
+}
 
 func defaultArchive() Archive {
 	return Archive{SyncInterval: Duration(DefaultSyncInterval), SnapshotInterval: Duration(DefaultSnapshotInterval),
@@ -86,6 +100,10 @@ func ValidateReplicaURL(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil || u.Scheme == "" {
 		return fmt.Errorf("%q: not a URL; e.g. file:///backups/ytrend or s3://bucket/ytrend", secret.URL(raw))
+	}
+	if alt, ok := unlinkedSchemes[u.Scheme]; ok {
+		return fmt.Errorf("%q: scheme %q is Litestream's but not built into ytrend (built in: %s); %s",
+			secret.URL(raw), u.Scheme, strings.Join(ReplicaSchemes, ", "), alt)
 	}
 	if !slices.Contains(ReplicaSchemes, u.Scheme) {
 		return fmt.Errorf("%q: scheme %q: allowed %s", secret.URL(raw), u.Scheme, strings.Join(ReplicaSchemes, ", "))

@@ -201,6 +201,7 @@ func TestBadFilesNameFieldValueAndAllowed(t *testing.T) {
 			[]string{`scheduler.maintenance: "17 25 * * *" is not a valid cron spec`, `or "off" to never run it`}},
 		{"empty maintenance spec", "scheduler: {maintenance: \"\"}\n", []string{"scheduler.maintenance: empty cron spec"}},
 		{"bad replica scheme", "archive: {replicas: [\"ftp://h/x\"]}\n", []string{`archive.replicas[0]: "ftp://h/x": scheme "ftp": allowed file, s3`}},
+		{"unlinked replica scheme", "archive: {replicas: [\"gs://bucket/x\"]}\n", []string{`archive.replicas[0]: "gs://bucket/x": scheme "gs" is Litestream's but not built into ytrend (built in: file, s3, nats, sftp); use Google Cloud Storage's S3-compatible API`}},
 		{"relative file replica", "archive: {replicas: [\"file://backups\"]}\n", []string{`archive.replicas[0]: "file://backups": give an absolute directory`}},
 		{"replica password masked", "archive: {replicas: [\"ftp://u:hunter2@h/x\"]}\n", []string{`archive.replicas[0]: "ftp://u:REDACTED@h/x"`}},
 		{"sync interval too short", "archive: {sync_interval: 10ms}\n", []string{"archive.sync_interval: 10ms: must be at least 100ms"}},

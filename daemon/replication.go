@@ -250,7 +250,7 @@ const takeoverAttempts = 3
 // stops for a replica.
 func (r *replicator) takeover(ctx context.Context, log *slog.Logger, token int64) {
 	start := time.Now()
-	opt := replication.TakeoverOptions{Restore: replication.RestoreOptions{Logger: log}}
+	opt := replication.TakeoverOptions{Restore: replication.RestoreOptions{UpToDamage: true, Logger: log}}
 	noCopy := "no standby"
 	if r.hand != nil {
 		c, why, release, ok := r.hand.take(ctx, token)

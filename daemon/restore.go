@@ -45,7 +45,7 @@ func RestoreOnStart(ctx context.Context, cfg *config.Config, log *slog.Logger) e
 	clean()
 	defer clean()
 	start := time.Now()
-	r, err := replication.Restore(ctx, urls, tmp, replication.RestoreOptions{Logger: log})
+	r, err := replication.Restore(ctx, urls, tmp, replication.RestoreOptions{UpToDamage: true, Logger: log})
 	if errors.Is(err, replication.ErrEmpty) {
 		log.Info("restore on start: no replica holds an archive; starting a new one", "archive", path)
 		return nil

@@ -6,19 +6,17 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ytrend/ytrend/replication"
 	"github.com/ytrend/ytrend/store"
-	"github.com/ytrend/ytrend/testkit/archivetest"
 )
 
-// BenchmarkReplication measures, on an archive of YTREND_BENCH_REPLICATION
-// videos (default 50,000; built through SavePage once and cached, see
-// archivetest.Cached): SavePage's p50 and
+// BenchmarkReplication measures, on the archive benchArchive names
+// (YTREND_BENCH_ARCHIVE, or a cached one of YTREND_BENCH_REPLICATION
+// videos, default 50,000): SavePage's p50 and
 // p99 for pages of 50 new videos without a replica and with a file replica
 // at the default sync interval (1s), the replication lag of each page (its
 // commit to the replica holding it), the time to restore the archive from
@@ -28,13 +26,9 @@ import (
 //
 //	go test -run '^$' -bench '^BenchmarkReplication$' -benchtime 1x -timeout 60m ./replication
 func BenchmarkReplication(b *testing.B) {
-	n := 50_000
-	if v, err := strconv.Atoi(os.Getenv("YTREND_BENCH_REPLICATION")); err == nil {
-		n = v
-	}
 	ctx := context.Background()
 	dir := b.TempDir()
-	base := archivetest.Cached(b, n) // built once, through SavePage
+	base := benchArchive(b)
 	const pages = 200
 	for _, mode := range []string{"none", "file"} {
 		path := filepath.Join(dir, mode+".db")

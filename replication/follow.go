@@ -190,7 +190,7 @@ func Follow(ctx context.Context, path string, urls []string, opt FollowOptions) 
 			f.shutdown()
 		}
 	}()
-	resume, err := f.existing()
+	resume, err := f.existing(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -218,8 +218,11 @@ func Follow(ctx context.Context, path string, urls []string, opt FollowOptions) 
 }
 
 // existing reads what is at path: nothing, or a copy this follower can
-// resume (returned), or a copy to be replaced (nil).
-func (f *Follower) existing() (*source, error) {
+// resume (returned), or a copy to be replaced (nil). A copy is resumed
+// only when it is a sound database (checkCopy): one damaged while no
+// follower held it (a disk fault, a torn write, a hand) would otherwise be
+// served, and handed to a takeover, damaged.
+func (f *Follower) existing(ctx context.Context) (*source, error) {
 	fi, err := os.Stat(f.path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -243,9 +246,17 @@ func (f *Follower) existing() (*source, error) {
 		return nil, nil // a switch was cut short: restore afresh
 	}
 	for _, raw := range f.urls {
-		if Name(raw) == m.Replica {
-			return &source{url: raw, token: m.Term}, nil
+		if Name(raw) != m.Replica {
+			continue
 		}
+		if err := checkCopy(ctx, f.path); err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			f.log.Warn("follow: the copy is not a sound database; restoring it afresh", "copy", f.path, "err", err)
+			return nil, nil
+		}
+		return &source{url: raw, token: m.Term}, nil
 	}
 	return nil, nil
 }
@@ -384,10 +395,8 @@ func (f *Follower) prepare(ctx context.Context, c source, next, where string) (t
 		return 0, at, fmt.Errorf("%s: %w", where, err)
 	}
 	txid, at = infos[len(infos)-1].MaxTXID, infos[len(infos)-1].CreatedAt
-	rep := litestream.NewReplicaWithClient(f.litestreamDB(c), client)
-	ro := litestream.NewRestoreOptions()
-	ro.OutputPath, ro.TXID, ro.IntegrityCheck = next, txid, litestream.IntegrityCheckQuick
-	if err := rep.Restore(ctx, ro); err != nil {
+	if err := restoreCopy(ctx, client, next, infos, f.log); err != nil {
+		removeCopy(next)
 		return 0, at, fmt.Errorf("%s: restore: %w", where, err)
 	}
 	if err := rollbackJournal(next); err != nil {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ytrend/ytrend/config"
 	"github.com/ytrend/ytrend/replication"
 	"github.com/ytrend/ytrend/store"
 	"github.com/ytrend/ytrend/testkit/archivetest"
@@ -67,16 +68,16 @@ func TestRestoreBesideAStaleWALTouchesNothing(t *testing.T) {
 	}
 }
 
-// TestAReplicaWhoseFilesVanishIsRebuiltOrReported deletes a file
+// TestAReplicaWhoseFilesVanishIsRebuiltAndReported deletes a file
 // replica's directory in the middle of a term (an operator's cleanup, a
 // bucket lifecycle rule, a remounted backup disk) and keeps writing. The
 // stream goes on shipping L0 files into a term that no longer holds a
 // snapshot or an index marker: nothing in the replica can be restored, and
-// a takeover finds no previous term. The stream must either rebuild the
-// replica (a restore then holds everything synced) or say so: Sync fails
-// or the status names an error and a lag. Silently reporting "in sync"
-// while the backup is gone loses the history at the next failover.
-func TestAReplicaWhoseFilesVanishIsRebuiltOrReported(t *testing.T) {
+// a takeover finds no previous term. The stream must rebuild the replica
+// and say so: the status names the loss, and a restore then holds
+// everything synced. Silently reporting "in sync" while the backup is gone
+// loses the history at the next failover.
+func TestAReplicaWhoseFilesVanishIsRebuiltAndReported(t *testing.T) {
 	ctx := context.Background()
 	db, path := archivetest.Open(t)
 	dir := filepath.Join(t.TempDir(), "replica")
@@ -94,12 +95,14 @@ func TestAReplicaWhoseFilesVanishIsRebuiltOrReported(t *testing.T) {
 	st := s.Status()
 	out := filepath.Join(t.TempDir(), "restored.db")
 	_, restoreErr := replication.Restore(ctx, []string{url}, out, replication.RestoreOptions{})
-	if restoreErr == nil && videos(t, out) == 250 {
-		return // rebuilt
+	if len(st) != 1 || !strings.Contains(st[0].LastError, "lost") || st[0].Errors == 0 {
+		t.Errorf("the replica lost every file and the stream's status does not say so (sync: %v; status %+v)", syncErr, st)
 	}
-	reported := syncErr != nil || (len(st) == 1 && st[0].LastError != "")
-	if !reported {
-		t.Errorf("the replica lost every file and the stream reports it in sync (sync: %v; status %+v); restore: %v", syncErr, st, restoreErr)
+	if restoreErr != nil {
+		t.Fatalf("restore after the rebuild: %v", restoreErr)
+	}
+	if n := videos(t, out); n != 250 {
+		t.Errorf("the rebuilt replica restores %d videos, want every one synced (250)", n)
 	}
 }
 
@@ -120,12 +123,27 @@ func TestReplicaNameMasksSSECustomerKeys(t *testing.T) {
 	}
 }
 
-// TestEveryDocumentedSchemeHasAClient: README, schedule.yaml and the
-// configuration's validation accept gs://, abs://, webdav:// (and
-// webdavs://, oss://), but only the file, s3, nats and sftp clients are
-// linked in: such a replica passes `schedule check`, then every stream,
-// status and restore fails with "unsupported replica URL scheme".
-func TestEveryDocumentedSchemeHasAClient(t *testing.T) {
+// TestEveryAcceptedSchemeHasAClient: every replica scheme the
+// configuration accepts has a Litestream client linked in (one without
+// passed `schedule check`, then every stream, status and restore failed
+// with "unsupported replica URL scheme"), and Litestream's schemes that
+// are not linked are refused by the check itself.
+func TestEveryAcceptedSchemeHasAClient(t *testing.T) {
+	for _, scheme := range config.ReplicaSchemes {
+		raw := scheme + "://127.0.0.1:9/ytrend"
+		if scheme == "file" {
+			raw = "file://" + t.TempDir()
+		}
+		if err := config.ValidateReplicaURL(raw); err != nil {
+			t.Errorf("%s: refused by the configuration: %v", raw, err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, err := replication.Terms(ctx, raw)
+		cancel()
+		if err != nil && strings.Contains(err.Error(), "unsupported replica URL scheme") {
+			t.Errorf("%s: accepted by the configuration, no client: %v", raw, err)
+		}
+	}
 	for _, raw := range []string{
 		"gs://bucket/ytrend",
 		"abs://account@container/ytrend?endpoint=http://127.0.0.1:9",
@@ -133,11 +151,8 @@ func TestEveryDocumentedSchemeHasAClient(t *testing.T) {
 		"webdavs://127.0.0.1:9/ytrend",
 		"oss://bucket/ytrend?endpoint=http://127.0.0.1:9",
 	} {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		_, err := replication.Terms(ctx, raw)
-		cancel()
-		if err != nil && strings.Contains(err.Error(), "unsupported replica URL scheme") {
-			t.Errorf("%s: %v", raw, err)
+		if err := config.ValidateReplicaURL(raw); err == nil || !strings.Contains(err.Error(), "not built into ytrend") {
+			t.Errorf("%s: the configuration accepts a scheme without a client (%v)", raw, err)
 		}
 	}
 }

@@ -1,8 +1,10 @@
 package replication_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benbjohnson/litestream"
+	"github.com/superfly/ltx"
 	"github.com/ytrend/ytrend/replication"
 	"github.com/ytrend/ytrend/store"
 	"github.com/ytrend/ytrend/testkit/archivetest"
@@ -123,6 +127,53 @@ func TestRestoreAtTimeBetweenTwoFetches(t *testing.T) {
 	}
 }
 
+// TestRestoreWritesWhatLitestreamWould: the restore writes the copy itself
+// (write.go) rather than through Litestream's Restore; from a term of a
+// snapshot, a compaction and changes after it (pages changed, added and,
+// by a VACUUM, removed), both must give the same bytes.
+func TestRestoreWritesWhatLitestreamWould(t *testing.T) {
+	ctx := context.Background()
+	db, path := archivetest.Open(t)
+	url := fileURL(t)
+	s := start(t, path, []string{url}, 1)
+	saveCharts(t, db, 0, 4)
+	if err := s.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Compact(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	for i, q := range []string{`DELETE FROM video_fts`, `VACUUM`} {
+		saveCharts(t, db, 1000*(i+1), 2)
+		if _, err := db.Writer().ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Stop(ctx)
+	dir := t.TempDir()
+	ours, theirs := filepath.Join(dir, "ours.db"), filepath.Join(dir, "theirs.db")
+	if err := replication.RestoreTermCopy(ctx, url, 1, ours); err != nil {
+		t.Fatal(err)
+	}
+	c, err := replication.OpenTerm(ctx, url, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ro := litestream.NewRestoreOptions()
+	ro.OutputPath = theirs
+	if err := litestream.NewReplicaWithClient(nil, c).Restore(ctx, ro); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := os.ReadFile(ours)
+	b, _ := os.ReadFile(theirs)
+	if len(a) == 0 || !bytes.Equal(a, b) {
+		t.Fatalf("the copies differ: %d and %d bytes", len(a), len(b))
+	}
+}
+
 func TestRestoreFromABadReplicaNamesItAndTouchesNothing(t *testing.T) {
 	ctx := context.Background()
 	missing := "file://" + filepath.Join(t.TempDir(), "never-written")
@@ -141,6 +192,9 @@ func TestRestoreFromABadReplicaNamesItAndTouchesNothing(t *testing.T) {
 			}
 			return b
 		}), []string{"replica", "generation " + gen}},
+		// Every LTX file intact (its checksums match), the database in
+		// it damaged: the check of the restored copy must refuse it.
+		{"damaged pages", damagedTable(t, gen, "videos"), []string{"replica", "generation " + gen, "integrity"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "restored.db")
@@ -164,6 +218,41 @@ func TestRestoreFromABadReplicaNamesItAndTouchesNothing(t *testing.T) {
 // every LTX file of which was passed through damage (nil: removed).
 func damaged(tb testing.TB, gen string, damage func([]byte) []byte) string {
 	tb.Helper()
+	return damagedFrom(tb, gen, func(*store.DB) func([]byte) []byte { return damage })
+}
+
+// damagedTable is a file replica like damaged's whose LTX files are intact
+// (their checksums match) but hold the pages of table's b-tree damaged:
+// damage that Litestream's own checks of its files cannot see, in pages
+// that nothing but a check of the whole restored copy reads.
+func damagedTable(tb testing.TB, gen, table string) string {
+	tb.Helper()
+	return damagedFrom(tb, gen, func(db *store.DB) func([]byte) []byte {
+		pages := map[uint32]bool{}
+		rows, err := db.Writer().Query(`SELECT pageno FROM dbstat WHERE name = ?`, table)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var n uint32
+			rows.Scan(&n)
+			pages[n] = true
+		}
+		if len(pages) == 0 {
+			tb.Fatalf("no page of %s", table)
+		}
+		return reencoded(func(pgno uint32, page []byte) {
+			if pages[pgno] {
+				page[0] = 0x77 // no b-tree page type
+			}
+		})
+	})
+}
+
+// damagedFrom is damaged with a damage chosen once the archive is written.
+func damagedFrom(tb testing.TB, gen string, damageOf func(*store.DB) func([]byte) []byte) string {
+	tb.Helper()
 	ctx := context.Background()
 	db, path := archivetest.Open(tb)
 	url := fileURL(tb)
@@ -173,6 +262,7 @@ func damaged(tb testing.TB, gen string, damage func([]byte) []byte) string {
 		tb.Fatal(err)
 	}
 	s.Stop(ctx)
+	damage := damageOf(db)
 	n := 0
 	filepath.WalkDir(filepath.Join(strings.TrimPrefix(url, "file://"), gen), func(p string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".ltx") {
@@ -190,6 +280,47 @@ func damaged(tb testing.TB, gen string, damage func([]byte) []byte) string {
 		tb.Fatal("no LTX file to damage")
 	}
 	return url
+}
+
+// reencoded damages the database pages an LTX file holds and writes the
+// file again with valid checksums: damage that Litestream's own checks of
+// its files cannot see.
+func reencoded(damage func(pgno uint32, page []byte)) func([]byte) []byte {
+	return func(b []byte) []byte {
+		dec := ltx.NewDecoder(bytes.NewReader(b))
+		if err := dec.DecodeHeader(); err != nil {
+			panic(err)
+		}
+		var out bytes.Buffer
+		enc, err := ltx.NewEncoder(&out)
+		if err != nil {
+			panic(err)
+		}
+		if err := enc.EncodeHeader(dec.Header()); err != nil {
+			panic(err)
+		}
+		page := make([]byte, dec.Header().PageSize)
+		for {
+			var hdr ltx.PageHeader
+			if err := dec.DecodePage(&hdr, page); err == io.EOF {
+				break
+			} else if err != nil {
+				panic(err)
+			}
+			damage(hdr.Pgno, page)
+			if err := enc.EncodePage(hdr, page); err != nil {
+				panic(err)
+			}
+		}
+		if err := dec.Close(); err != nil {
+			panic(err)
+		}
+		enc.SetPostApplyChecksum(dec.Trailer().PostApplyChecksum)
+		if err := enc.Close(); err != nil {
+			panic(err)
+		}
+		return out.Bytes()
+	}
 }
 
 // TestDeposedTermWritesNothingToTheNext: a leader whose term ended keeps

@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/benbjohnson/litestream"
+	"github.com/superfly/ltx"
 )
 
 var (
@@ -25,13 +27,24 @@ var (
 	// ErrTermTaken: the replica already holds a term with this fence token,
 	// written from another archive; the term is not streamed.
 	ErrTermTaken = errors.New("replica: another archive already wrote this term")
+	// ErrDamaged: a restored copy failed SQLite's integrity check; it is
+	// not put in place.
+	ErrDamaged = errors.New("replica: the restored copy failed its integrity check")
 )
 
 // RestoreOptions select what a restore reads.
 type RestoreOptions struct {
 	At     time.Time // zero: the latest replicated state
 	Before int64     // non-zero: only terms with a smaller fence token (a takeover's previous terms)
-	Logger *slog.Logger
+	// UpToDamage: when an LTX file after the term's snapshot cannot be read
+	// whole (torn, truncated, failing its checksum), restore the term up to
+	// the transaction before it, logged as an error with what is lost,
+	// instead of failing. A takeover and restore-on-start set it: the term
+	// up to the damage is worth more than no term at all. `archive
+	// restore` does not: asked for the latest state, it says the replica
+	// cannot give it.
+	UpToDamage bool
+	Logger     *slog.Logger
 }
 
 // Restored says where a restore came from.
@@ -51,6 +64,15 @@ type Restored struct {
 func Restore(ctx context.Context, urls []string, out string, opt RestoreOptions) (Restored, error) {
 	if opt.Logger == nil {
 		opt.Logger = slog.New(slog.DiscardHandler)
+	}
+	// A log left beside the output (the archive deleted after a crash, its
+	// -wal or -journal not) would be replayed over the restored file by the
+	// next SQLite to open it: the restore would hand back another archive's
+	// last transactions and destroy the log. Refused, the log untouched.
+	for _, side := range []string{out + "-wal", out + "-journal"} {
+		if fi, err := os.Stat(side); err == nil && fi.Size() > 0 {
+			return Restored{}, fmt.Errorf("%w: %s (%d bytes), a log of another archive that SQLite would replay over the restored one; restore into a new file, or move it away", ErrExists, side, fi.Size())
+		}
 	}
 	if fi, err := os.Stat(out); err == nil && fi.Size() > 0 {
 		return Restored{}, fmt.Errorf("%w: %s (%d bytes); restore into a new file", ErrExists, out, fi.Size())
@@ -110,12 +132,8 @@ func restoreFrom(ctx context.Context, raw, out string, opt RestoreOptions) (Rest
 		if !opt.At.IsZero() && t.Started.After(opt.At) {
 			continue
 		}
-		r, err := restoreTerm(ctx, raw, t, out, opt)
+		r, err := restoreTerm(ctx, raw, t, out, ts[0].Token, opt)
 		if err == nil {
-			if err := continueLease(ctx, out, ts[0].Token); err != nil {
-				os.Remove(out)
-				return Restored{}, fmt.Errorf("replica %s generation %s: %w", Name(raw), t.Generation(), err)
-			}
 			return r, nil
 		}
 		if !errors.Is(err, ErrEmpty) {
@@ -133,7 +151,11 @@ func restoreFrom(ctx context.Context, raw, out string, opt RestoreOptions) (Rest
 	return Restored{}, fmt.Errorf("%w: replica %s: no term holds %s (tried %v)", ErrEmpty, Name(raw), what, tried)
 }
 
-func restoreTerm(ctx context.Context, raw string, t Term, out string, opt RestoreOptions) (Restored, error) {
+// restoreTerm restores term t into out, through a copy beside it that
+// becomes out only once complete and checked: a restore that fails or is
+// interrupted leaves nothing at out (and removes its copy). newest is the
+// newest term the replica holds (continueLease).
+func restoreTerm(ctx context.Context, raw string, t Term, out string, newest int64, opt RestoreOptions) (Restored, error) {
 	where := fmt.Sprintf("replica %s generation %s", Name(raw), t.Generation())
 	turl, err := TermURL(raw, t.Token)
 	if err != nil {
@@ -150,20 +172,49 @@ func restoreTerm(ctx context.Context, raw string, t Term, out string, opt Restor
 	if p.Files == 0 {
 		return Restored{}, fmt.Errorf("%w: %s holds no file", ErrEmpty, where)
 	}
-	rep := litestream.NewReplicaWithClient(nil, client)
-	client.SetLogger(opt.Logger.With("replica", Name(raw), "generation", t.Generation()))
-	ro := litestream.NewRestoreOptions()
-	ro.OutputPath = out
-	ro.Timestamp = opt.At
-	ro.IntegrityCheck = litestream.IntegrityCheckQuick
-	if err := rep.Restore(ctx, ro); err != nil {
-		if errors.Is(err, litestream.ErrTxNotAvailable) || errors.Is(err, litestream.ErrNoSnapshots) {
-			return Restored{}, fmt.Errorf("%w: %s: %v", ErrEmpty, where, err)
-		}
+	defer closeClient(client)
+	log := opt.Logger.With("replica", Name(raw), "generation", t.Generation())
+	client.SetLogger(log)
+	tmp := out + ".restoring"
+	removeCopy(tmp) // left by a restore that crashed
+	defer removeCopy(tmp)
+	infos, err := litestream.CalcRestorePlan(ctx, client, 0, opt.At, log)
+	if errors.Is(err, litestream.ErrTxNotAvailable) || errors.Is(err, litestream.ErrNoSnapshots) {
+		return Restored{}, fmt.Errorf("%w: %s: %v", ErrEmpty, where, err)
+	} else if err != nil {
 		return Restored{}, fmt.Errorf("%s: %w", where, err)
 	}
+	err = restoreCopy(ctx, client, tmp, infos, log)
+	var damaged *damagedFileError
+	upTo := ltx.TXID(0)
+	if err != nil && opt.UpToDamage && errors.As(err, &damaged) && damaged.info.MinTXID > infos[0].MaxTXID {
+		upTo = damaged.info.MinTXID - 1
+		log.Error("restore: a file of the term is damaged; restoring the term up to the transaction before it, the later ones are lost",
+			"damaged", ltxName(damaged.info), "up_to_txid", upTo.String(), "err", damaged.err)
+		removeCopy(tmp)
+		if infos, err = litestream.CalcRestorePlan(ctx, client, upTo, time.Time{}, log); err == nil {
+			err = restoreCopy(ctx, client, tmp, infos, log)
+		}
+	}
+	if err != nil {
+		return Restored{}, fmt.Errorf("%s: %w", where, err)
+	}
+	if err := continueLease(ctx, tmp, newest); err != nil {
+		return Restored{}, fmt.Errorf("%s: %w", where, err)
+	}
+	if err := os.Rename(tmp, out); err != nil {
+		return Restored{}, err
+	}
+	if err := syncDir(filepath.Dir(out)); err != nil {
+		os.Remove(out)
+		return Restored{}, err
+	}
 	r := Restored{Replica: Name(raw), Generation: t.Generation()}
-	if opt.At.IsZero() {
+	switch {
+	case upTo != 0:
+		last := infos[len(infos)-1]
+		r.TXID, r.At = last.MaxTXID.String(), last.CreatedAt
+	case opt.At.IsZero():
 		r.TXID, r.At = p.TXID.String(), p.At
 	}
 	return r, nil
@@ -184,4 +235,22 @@ func continueLease(ctx context.Context, path string, newest int64) error {
 		return nil // not a ytrend archive's schema yet: nothing to continue
 	}
 	return err
+}
+
+// removeCopy removes a restore's copy and what SQLite or Litestream keep
+// beside it.
+func removeCopy(path string) {
+	for _, p := range []string{path, path + "-wal", path + "-shm", path + "-journal", path + ".tmp"} {
+		os.Remove(p)
+	}
+}
+
+// syncDir makes a rename in dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }

@@ -2,22 +2,17 @@ package replication_test
 
 import (
 	"context"
-	"os"
 	"path/filepath"
-	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/ytrend/ytrend/replication"
 	"github.com/ytrend/ytrend/store"
-	"github.com/ytrend/ytrend/testkit/archivetest"
 )
 
 // BenchmarkStandbyTakeover measures what a standby of ytrend run that
-// follows the leader's replica saves at takeover, on an archive of
-// YTREND_BENCH_REPLICATION videos (default 50,000; cached, see
-// archivetest.Cached). A leader streams term 1 and stops; a standby has
+// follows the leader's replica saves at takeover, on the archive
+// benchArchive names. A leader streams term 1 and stops; a standby has
 // followed it into a copy. Then, for term 2:
 //   - stop-ms: Follower.Stop, the copy applying everything replicated;
 //   - restore-s: replication.Takeover without a copy (a standby that was
@@ -34,14 +29,10 @@ import (
 //
 //	go test -run '^$' -bench '^BenchmarkStandbyTakeover$' -benchtime 1x -timeout 60m ./replication
 func BenchmarkStandbyTakeover(b *testing.B) {
-	n := 50_000
-	if v, err := strconv.Atoi(os.Getenv("YTREND_BENCH_REPLICATION")); err == nil {
-		n = v
-	}
 	ctx := context.Background()
 	dir := b.TempDir()
 	leader := filepath.Join(dir, "leader.db")
-	copyFile(b, archivetest.Cached(b, n), leader)
+	copyFile(b, benchArchive(b), leader)
 	url := "file://" + filepath.Join(dir, "replica")
 	opts := replication.Options{SyncInterval: time.Second, SnapshotInterval: 6 * time.Hour, Retention: 72 * time.Hour}
 	s, err := replication.Start(ctx, leader, []string{url}, 1, opts)
@@ -57,20 +48,7 @@ func BenchmarkStandbyTakeover(b *testing.B) {
 		b.Fatal(err)
 	}
 	// The leader goes on writing while the standby follows.
-	run, err := db.StartRun(ctx, "US", store.TriggerCLI, time.Now())
-	if err != nil {
-		b.Fatal(err)
-	}
-	for i := 0; i < 20; i++ {
-		vs := make([]store.Video, 50)
-		for j := range vs {
-			vs[j] = gen.Video(20_000_000 + i*50 + j)
-		}
-		if _, err := db.SavePage(ctx, store.Page{RunID: run, Region: "US", FetchedAt: time.Now(), Kind: store.PageChart,
-			FirstRank: 1 + 50*i, Videos: vs}); err != nil {
-			b.Fatal(err)
-		}
-	}
+	run := saveRun(b, db, 20)
 	if err := s.Stop(ctx); err != nil { // the term ends: its last sync
 		b.Fatal(err)
 	}
@@ -121,14 +99,4 @@ func BenchmarkStandbyTakeover(b *testing.B) {
 			b.Fatalf("runs after the takeover: %+v %v; want run %d with 20 pages", runs, err, run)
 		}
 	}
-}
-
-// cpuTime is the CPU time (user + system) this process has used.
-func cpuTime(tb testing.TB) time.Duration {
-	tb.Helper()
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		tb.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -49,6 +49,7 @@ var ErrTermEnded = errors.New("replica: the term ended; nothing more is written 
 type Stream struct {
 	path     string
 	token    int64
+	started  time.Time // the term's start, as its marker in the term index says
 	opts     Options
 	store    *litestream.Store
 	replicas []*streamed
@@ -69,6 +70,7 @@ type streamed struct {
 	lastSync     time.Time
 	behindSince  time.Time
 	local, wrote ltx.TXID
+	snapshotted  bool // a snapshot of the term was written: its absence is a loss
 }
 
 // metaDir is where Litestream keeps its local state for one replica of a
@@ -121,7 +123,7 @@ func Start(ctx context.Context, path string, urls []string, token int64, opts Op
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Stream{path: path, token: token, opts: opts, stop: make(chan struct{}), done: make(chan struct{})}
+	s := &Stream{path: path, token: token, opts: opts, started: time.Now(), stop: make(chan struct{}), done: make(chan struct{})}
 	dropOldMeta(path, token)
 	var dbs []*litestream.DB
 	for _, raw := range urls {
@@ -129,7 +131,7 @@ func Start(ctx context.Context, path string, urls []string, token int64, opts Op
 		if err != nil {
 			return nil, err
 		}
-		if err := claimTerm(ctx, root, path, token); err != nil {
+		if err := claimTerm(ctx, root, path, token, s.started); err != nil {
 			return nil, fmt.Errorf("replica %s: %w", Name(raw), err)
 		}
 		s.prune(ctx, raw, root)
@@ -181,7 +183,7 @@ func Start(ctx context.Context, path string, urls []string, token int64, opts Op
 // claimTerm records the term in the replica's term index, unless another
 // archive already did: two terms never share a path, even if fence tokens
 // went back (a budget backend restored from an old copy).
-func claimTerm(ctx context.Context, root litestream.ReplicaClient, path string, token int64) error {
+func claimTerm(ctx context.Context, root litestream.ReplicaClient, path string, token int64, started time.Time) error {
 	ts, err := terms(ctx, root)
 	if err != nil {
 		return err
@@ -191,7 +193,7 @@ func claimTerm(ctx context.Context, root litestream.ReplicaClient, path string, 
 			return fmt.Errorf("%w: %s", ErrTermTaken, termDir(token))
 		}
 	}
-	if err := markTerm(ctx, root, token, time.Now()); err != nil {
+	if err := markTerm(ctx, root, token, started); err != nil {
 		return fmt.Errorf("record %s: %w", termDir(token), err)
 	}
 	// From here a retry of this term's start is this archive's own.
@@ -225,7 +227,75 @@ func (s *Stream) Sync(ctx context.Context) error {
 		}
 	}
 	s.poll()
+	for _, r := range s.replicas {
+		if err := s.audit(ctx, r); err != nil {
+			errs = append(errs, fmt.Errorf("replica %s: %w", r.name, err))
+		}
+	}
 	return errors.Join(errs...)
+}
+
+// auditInterval is how often a running stream checks that each replica
+// still holds its term (audit).
+const auditInterval = time.Minute
+
+// audit checks that the replica still holds the term: its marker in the
+// term index and a snapshot. Both can vanish under a running stream (an
+// operator's cleanup, a bucket's lifecycle rule, a backup disk remounted
+// empty), and Litestream would go on shipping changes that nothing can be
+// restored from, reported in sync. A lost term is counted and shown as
+// the replica's last error, then rebuilt: the marker written again with
+// the term's start, and a snapshot of the archive as it is now, from which
+// a restore (or the next takeover) has everything synced.
+func (s *Stream) audit(ctx context.Context, r *streamed) error {
+	if s.opts.Leading != nil && !s.opts.Leading() {
+		return nil // a deposed leader writes nothing, rebuilds nothing
+	}
+	root, err := open(ctx, r.url)
+	if err != nil {
+		return err
+	}
+	defer closeClient(root)
+	ts, err := terms(ctx, root)
+	if err != nil {
+		return err
+	}
+	marked := slices.ContainsFunc(ts, func(t Term) bool { return t.Token == s.token })
+	r.mu.Lock()
+	snapshotted := r.snapshotted
+	r.mu.Unlock()
+	// Before the term's first snapshot (Litestream takes it within seconds
+	// of the start) there is none to miss.
+	snapshot := !snapshotted
+	if marked && snapshotted {
+		itr, err := r.db.Replica.Client.LTXFiles(ctx, litestream.SnapshotLevel, 0, false)
+		if err != nil {
+			return err
+		}
+		snapshot = itr.Next()
+		err = itr.Err()
+		itr.Close()
+		if err != nil {
+			return err
+		}
+	}
+	if marked && snapshot {
+		return nil
+	}
+	lost := fmt.Errorf("the replica lost %s (index marker: %v, snapshot: %v); rebuilding it with a new snapshot", termDir(s.token), marked, snapshot)
+	(&observed{r: r, obs: s.opts.Observer}).failed(lost)
+	s.opts.Logger.Error("replica: the term's files are gone from the replica; rebuilding", "replica", r.name,
+		"generation", termDir(s.token), "marker", marked, "snapshot", snapshot)
+	if !marked {
+		if err := markTerm(ctx, root, s.token, s.started); err != nil {
+			return fmt.Errorf("%w: record the term again: %v", lost, err)
+		}
+	}
+	if _, err := r.db.Snapshot(ctx); err != nil {
+		return fmt.Errorf("%w: snapshot: %v", lost, err)
+	}
+	s.opts.Logger.Info("replica: rebuilt the term with a new snapshot", "replica", r.name, "generation", termDir(s.token))
+	return nil
 }
 
 // watch measures every replica's lag each sync interval and keeps the
@@ -234,12 +304,23 @@ func (s *Stream) watch() {
 	defer close(s.done)
 	t := time.NewTicker(s.opts.SyncInterval)
 	defer t.Stop()
+	audit := time.NewTicker(auditInterval)
+	defer audit.Stop()
 	for {
 		select {
 		case <-s.stop:
 			return
 		case <-t.C:
 			s.poll()
+		case <-audit.C:
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			for _, r := range s.replicas {
+				if err := s.audit(ctx, r); err != nil {
+					s.opts.Logger.Warn("replica: cannot check that the replica holds the term", "replica", r.name,
+						"generation", termDir(s.token), "err", err)
+				}
+			}
+			cancel()
 		}
 	}
 }
@@ -419,6 +500,11 @@ func (c *observed) WriteLTXFile(ctx context.Context, level int, minTXID, maxTXID
 	fi, err := c.ReplicaClient.WriteLTXFile(ctx, level, minTXID, maxTXID, r)
 	if err != nil {
 		return fi, c.failed(err)
+	}
+	if level == litestream.SnapshotLevel {
+		c.r.mu.Lock()
+		c.r.snapshotted = true
+		c.r.mu.Unlock()
 	}
 	if level == 0 {
 		now := time.Now()

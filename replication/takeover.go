@@ -148,6 +148,12 @@ func adoptCopy(ctx context.Context, urls []string, token int64, db Replacer, c H
 	if err != nil {
 		return Adopted{}, err
 	}
+	// The same check a restored copy passes before it is put in place: the
+	// LTX files the follower applied were checksummed, but the file may
+	// have been damaged beside them (while no follower held it, say).
+	if err := checkCopy(ctx, c.Path); err != nil {
+		return Adopted{}, fmt.Errorf("the standby's copy %s: %w", c.Path, err)
+	}
 	if err := continueLease(ctx, c.Path, newest); err != nil {
 		return Adopted{}, fmt.Errorf("the standby's copy %s: %w", c.Path, err)
 	}

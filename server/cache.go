@@ -90,21 +90,11 @@ func ttlFor(r *http.Request) time.Duration {
 	}
 	q := r.URL.Query()
 	for _, name := range []string{"at", "since"} {
-		if v := q.Get(name); v != "" && !absoluteTime(v) {
+		if v := q.Get(name); v != "" && !view.AbsoluteTime(v) {
 			return cacheTTL // "7d" means something else a second later
 		}
 	}
 	return cacheArchiveTTL
-}
-
-// absoluteTime reports whether a time parameter names a fixed instant (a
-// date or an RFC 3339 time), not one relative to now.
-func absoluteTime(s string) bool {
-	if _, err := time.Parse(time.DateOnly, s); err == nil {
-		return true
-	}
-	_, err := time.Parse(time.RFC3339, s)
-	return err == nil
 }
 
 // get returns a fresh answer for key, if any.
@@ -165,23 +155,7 @@ func (c *responseCache) serve(w http.ResponseWriter, r *http.Request, next http.
 		}
 	}
 	if ok {
-		h := w.Header()
-		for k, v := range a.header {
-			if k == "Vary" {
-				reply.AddVary(h, v...) // the middleware's (Origin) stay
-				continue
-			}
-			h[k] = v
-		}
-		lastMod, _ := http.ParseTime(a.header.Get("Last-Modified"))
-		if reply.NotModified(r, a.header.Get("Etag"), lastMod) {
-			h.Del("Content-Type")
-			h.Del("Content-Encoding")
-			w.WriteHeader(http.StatusNotModified)
-			return true
-		}
-		w.WriteHeader(http.StatusOK)
-		w.Write(a.body)
+		c.write(w, r, a)
 		return true
 	}
 	tw := &teeWriter{ResponseWriter: w}
@@ -198,6 +172,41 @@ func (c *responseCache) serve(w http.ResponseWriter, r *http.Request, next http.
 		c.put(key, &cachedAnswer{header: h, body: tw.buf, version: version, made: c.now(), ttl: ttlFor(r)})
 	}
 	return false
+}
+
+// serveHit answers r from the cache if it holds a fresh answer, without
+// waiting for one being rendered; it reports whether it answered.
+func (c *responseCache) serveHit(w http.ResponseWriter, r *http.Request) bool {
+	key := cacheKey(r)
+	if key == "" {
+		return false
+	}
+	a, _, ok := c.get(r.Context(), key)
+	if ok {
+		c.write(w, r, a)
+	}
+	return ok
+}
+
+// write sends a cached answer (304 to a request that has it).
+func (c *responseCache) write(w http.ResponseWriter, r *http.Request, a *cachedAnswer) {
+	h := w.Header()
+	for k, v := range a.header {
+		if k == "Vary" {
+			reply.AddVary(h, v...) // the middleware's (Origin) stay
+			continue
+		}
+		h[k] = v
+	}
+	lastMod, _ := http.ParseTime(a.header.Get("Last-Modified"))
+	if reply.NotModified(r, a.header.Get("Etag"), lastMod) {
+		h.Del("Content-Type")
+		h.Del("Content-Encoding")
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+	w.Write(a.body)
 }
 
 // wait returns a fresh answer for key once no other request is rendering

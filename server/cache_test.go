@@ -220,3 +220,57 @@ func serveArchive(t *testing.T, db *store.DB, ar view.Archive, cfg server.Config
 	t.Cleanup(srv.Close)
 	return s, &env{srv: srv}
 }
+
+// gatedArchive holds every chart of one region until gate closes.
+type gatedArchive struct {
+	*store.DB
+	region  regions.Code
+	entered chan struct{}
+	gate    chan struct{}
+}
+
+func (g *gatedArchive) Chart(ctx context.Context, region regions.Code, at time.Time, limit int) (store.Chart, error) {
+	if region == g.region {
+		g.entered <- struct{}{}
+		<-g.gate
+	}
+	return g.DB.Chart(ctx, region, at, limit)
+}
+
+// A cached answer takes no in-flight slot: while a client's request holds
+// its only slot, its cached pages are answered at once, and its uncached
+// ones still wait and are refused.
+func TestCachedAnswersTakeNoInFlightSlot(t *testing.T) {
+	db := smallArchive(t)
+	ar := &gatedArchive{DB: db, region: "GB", entered: make(chan struct{}, 1), gate: make(chan struct{})}
+	var once sync.Once
+	release := func() { once.Do(func() { close(ar.gate) }) }
+	_, e := serveArchive(t, db, ar, server.Config{ClientInFlight: 1, ClientQueueWait: 50 * time.Millisecond}, nil)
+	t.Cleanup(release) // before the server's Close, which waits for the held request
+	if r := e.get(t, "/api/v1/charts/US"); r.code != http.StatusOK {
+		t.Fatalf("warming the cache: %d", r.code)
+	}
+	held := make(chan int, 1)
+	go func() {
+		res, err := http.Get(e.srv.URL + "/api/v1/charts/GB")
+		if err != nil {
+			held <- 0
+			return
+		}
+		res.Body.Close()
+		held <- res.StatusCode
+	}()
+	<-ar.entered // the client's one slot is taken
+	for range 3 {
+		if r := e.get(t, "/api/v1/charts/US"); r.code != http.StatusOK {
+			t.Fatalf("a cached chart while the slot is held: %d, want 200", r.code)
+		}
+	}
+	if r := e.get(t, "/api/v1/charts/FR"); r.code != http.StatusTooManyRequests {
+		t.Fatalf("an uncached chart while the slot is held: %d, want 429", r.code)
+	}
+	release()
+	if code := <-held; code != http.StatusOK {
+		t.Fatalf("the held request: %d", code)
+	}
+}

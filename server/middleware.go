@@ -146,6 +146,14 @@ func (s *Server) wrap(mux *http.ServeMux) http.Handler {
 			if s.deps.Limiter != nil && !s.limit(w, r, api, client) {
 				return
 			}
+			// An answer the cache holds costs no work of the archive's:
+			// it takes no in-flight slot, so a client's cached pages are
+			// not refused while its heavy requests run (the bound is on
+			// work, and a cache hit is none). The rate limit above
+			// still counts it.
+			if s.cache != nil && s.cache.serveHit(w, r) {
+				return
+			}
 			done, ok := s.flight.acquire(r.Context(), client)
 			if !ok {
 				if s.deps.Metrics != nil {

@@ -242,10 +242,11 @@ func loadCategoryNames(ctx context.Context, q querier, rs []regions.Code) (categ
 
 const sqlCategoryNames = `SELECT region, title FROM categories WHERE category_id = ? ORDER BY region`
 
-// namesOfCategory loads one id's names in every region.
-func namesOfCategory(ctx context.Context, q querier, id string) (categoryNames, error) {
+// namesOfCategory loads one id's names in every region; q is
+// sqlCategoryNames prepared.
+func namesOfCategory(ctx context.Context, q *sql.Stmt, id string) (categoryNames, error) {
 	n := categoryNames{byRegion: map[regions.Code]map[string]string{}, any: map[string]string{}}
-	rows, err := q.QueryContext(ctx, sqlCategoryNames, id)
+	rows, err := q.QueryContext(ctx, id)
 	if err != nil {
 		return n, fmt.Errorf("store: category names: %w", err)
 	}

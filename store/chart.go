@@ -20,7 +20,12 @@ type Chart struct {
 	// measured against; 0 and null for a region's first chart.
 	PreviousRunID     int64
 	PreviousFetchedAt *time.Time
-	Entries           []ChartEntry
+	// Final says that no fetch can change this chart any more: the region
+	// has a later chart, and no run of it that began at or before the time
+	// asked for is still in progress. Only an import of older history (or
+	// a deletion) still can, and that changes the archive's Version.
+	Final   bool
+	Entries []ChartEntry
 }
 
 // ChartEntry is one position of a chart. Counts are the ones seen at that
@@ -64,19 +69,37 @@ const (
 // out, so that a chart read while ytrend run is fetching is the last
 // complete one, not the first pages of the next. These repeat the partial
 // index runs_charts' WHERE terms so that SQLite uses it.
+//
+// A chart page is two prepared statements: the run and the one before it
+// (with whether the chart is final, see Chart.Final), then the entries
+// with their previous ranks and their category's name in one pass.
+// Movement is computed here rather than stored per snapshot: looking up
+// 200 previous ranks is one index range of the previous run, a small part
+// of the page (BENCHMARKS.md), while a stored movement would have to be
+// rewritten whenever an import inserts a chart into the past.
 const (
-	sqlChartRuns = `SELECT id, last_page_at FROM runs
+	sqlChartRuns = `SELECT id, last_page_at,
+			EXISTS (SELECT 1 FROM runs r WHERE r.region = ?1 AND r.pages > 0 AND r.status <> 'running'
+				AND r.last_page_at > ?2 AND EXISTS (SELECT 1 FROM trending_snapshots t WHERE t.run_id = r.id)),
+			EXISTS (SELECT 1 FROM runs r INDEXED BY runs_running WHERE r.status = 'running' AND r.region = ?1
+				AND r.started_at <= ?2)
+		FROM runs
 		WHERE region = ?1 AND pages > 0 AND status <> 'running' AND last_page_at <= ?2
 			AND EXISTS (SELECT 1 FROM trending_snapshots t WHERE t.run_id = runs.id)
 		ORDER BY last_page_at DESC, id DESC LIMIT 2`
 	sqlFirstChart = `SELECT min(last_page_at) FROM runs WHERE region = ?1 AND pages > 0 AND status <> 'running'
 		AND EXISTS (SELECT 1 FROM trending_snapshots t WHERE t.run_id = runs.id)`
-	sqlChartRows = `SELECT t.video, t.rank, t.fetched_at, t.views, t.likes, t.comments,
-		v.video_id, v.title, v.channel_id, v.channel_title, v.category_id, v.thumbnail_url
+	// A video may hold two ranks of one chart: the better previous rank is
+	// the one compared. The category's name is the region's (Category).
+	sqlChartRows = `SELECT t.rank, t.fetched_at, t.views, t.likes, t.comments,
+		v.video_id, v.title, v.channel_id, v.channel_title, v.category_id, v.thumbnail_url,
+		c.title, p.rank
 		FROM trending_snapshots t JOIN videos v ON v.id = t.video
+		LEFT JOIN categories c ON c.region = ?4 AND c.category_id = v.category_id
+		LEFT JOIN (SELECT video, min(rank) AS rank FROM trending_snapshots WHERE run_id = ?5 GROUP BY video) p
+			ON p.video = t.video
 		WHERE t.run_id = ?1 AND (?3 IS NULL OR v.category_id IN (SELECT value FROM json_each(?3)))
 		ORDER BY t.rank LIMIT ?2`
-	sqlChartRanks = `SELECT video, rank FROM trending_snapshots WHERE run_id = ?1`
 )
 
 // Chart returns region's chart as it stood at the newest finished fetch at
@@ -117,15 +140,20 @@ func (db *DB) ChartOf(ctx context.Context, cq ChartQuery) (Chart, error) {
 	}
 	defer tx.Rollback()
 
-	rows, err := tx.QueryContext(ctx, sqlChartRuns, string(region), at.UnixMicro())
+	runsStmt, err := db.readStmt(ctx, tx, sqlChartRuns)
+	if err != nil {
+		return c, fmt.Errorf("store: chart %s: %w", region, err)
+	}
+	rows, err := runsStmt.QueryContext(ctx, string(region), at.UnixMicro())
 	if err != nil {
 		return c, fmt.Errorf("store: chart %s: %w", region, err)
 	}
 	var runs [2]int64
 	var times [2]int64
+	var later, running bool
 	n := 0
 	for rows.Next() {
-		if err := rows.Scan(&runs[n], &times[n]); err != nil {
+		if err := rows.Scan(&runs[n], &times[n], &later, &running); err != nil {
 			rows.Close()
 			return c, fmt.Errorf("store: chart %s: %w", region, err)
 		}
@@ -147,59 +175,41 @@ func (db *DB) ChartOf(ctx context.Context, cq ChartQuery) (Chart, error) {
 			at.UTC().Format(time.RFC3339), micros(first.Int64).Format(time.RFC3339), ErrNotFound)
 	}
 	c.RunID, c.FetchedAt = runs[0], micros(times[0])
-
-	prev := map[int64]int{} // videos.id -> rank in the previous chart
+	c.Final = later && !running
 	if n == 2 {
 		c.PreviousRunID = runs[1]
 		t := micros(times[1])
 		c.PreviousFetchedAt = &t
-		rows, err := tx.QueryContext(ctx, sqlChartRanks, runs[1])
-		if err != nil {
-			return c, fmt.Errorf("store: chart %s: previous fetch: %w", region, err)
-		}
-		for rows.Next() {
-			var video int64
-			var rank int
-			if err := rows.Scan(&video, &rank); err != nil {
-				rows.Close()
-				return c, fmt.Errorf("store: chart %s: previous fetch: %w", region, err)
-			}
-			if r, ok := prev[video]; !ok || rank < r {
-				prev[video] = rank
-			}
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return c, fmt.Errorf("store: chart %s: previous fetch: %w", region, err)
-		}
 	}
 
-	names, err := loadCategoryNames(ctx, tx, []regions.Code{region})
-	if err != nil {
-		return c, fmt.Errorf("store: chart %s: %w", region, err)
-	}
 	var cats any
 	if len(cq.Categories) > 0 {
 		cats = jsonIDs(cq.Categories)
 	}
-	rows, err = tx.QueryContext(ctx, sqlChartRows, runs[0], limit, cats)
+	rowsStmt, err := db.readStmt(ctx, tx, sqlChartRows)
+	if err != nil {
+		return c, fmt.Errorf("store: chart %s: %w", region, err)
+	}
+	rows, err = rowsStmt.QueryContext(ctx, runs[0], limit, cats, string(region), c.PreviousRunID)
 	if err != nil {
 		return c, fmt.Errorf("store: chart %s: %w", region, err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var e ChartEntry
-		var video, fetched int64
-		var views, likes, comments sql.NullInt64
-		if err := rows.Scan(&video, &e.Rank, &fetched, &views, &likes, &comments, &e.VideoID, &e.Title,
-			&e.ChannelID, &e.ChannelTitle, &e.CategoryID, &e.ThumbnailURL); err != nil {
+		var fetched int64
+		var views, likes, comments, prev sql.NullInt64
+		var category sql.NullString
+		if err := rows.Scan(&e.Rank, &fetched, &views, &likes, &comments, &e.VideoID, &e.Title,
+			&e.ChannelID, &e.ChannelTitle, &e.CategoryID, &e.ThumbnailURL, &category, &prev); err != nil {
 			return c, fmt.Errorf("store: chart %s: %w", region, err)
 		}
 		e.FetchedAt = micros(fetched)
-		e.Category = names.name(e.CategoryID, region)
+		e.Category = category.String
 		e.Views, e.Likes, e.Comments = ptr(views), ptr(likes), ptr(comments)
 		e.Movement = MovementNew
-		if r, ok := prev[video]; ok {
+		if prev.Valid {
+			r := int(prev.Int64)
 			e.PreviousRank = &r
 			e.Change = r - e.Rank
 			switch {

@@ -34,9 +34,10 @@ type DB struct {
 
 	commits atomic.Int64 // see Commits
 
-	mu     sync.Mutex
-	stmts  map[string]*sql.Stmt // writer statements, prepared once
-	search *search.Engine       // over reader
+	mu        sync.Mutex
+	stmts     map[string]*sql.Stmt // writer statements, prepared once
+	readStmts map[string]*sql.Stmt // reader statements of the pages, prepared once (readStmt)
+	search    *search.Engine       // over reader
 
 	pageTxHook func() // runs inside each page transaction before its commit (tests' option)
 
@@ -146,6 +147,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 			db.Close()
 			return nil, err
 		}
+		db.prepareReads(ctx)
 	}
 	return db, nil
 }
@@ -186,6 +188,7 @@ func openReadOnly(ctx context.Context, path string, o options) (*DB, error) {
 		db.Close()
 		return nil, fmt.Errorf("store: open %s read-only: %w", path, err)
 	}
+	db.prepareReads(ctx)
 	return db, nil
 }
 
@@ -316,6 +319,51 @@ func (db *DB) prepared(ctx context.Context, key string, build func() string) (*s
 	return st, nil
 }
 
+// readQueries are the pages' statements that readStmt serves, prepared
+// once on the reader pool when the archive opens, after its migrations
+// (preparing takes a connection of the pool, so it is done before any
+// transaction holds one).
+var readQueries = []string{sqlChartRuns, sqlChartRows, sqlVideo, sqlVideoRegions, sqlHistoryVideo, sqlHistoryPoints, sqlCategoryNames}
+
+// prepareReads prepares readQueries. One that does not prepare (an archive
+// opened without its migrations) is left to readStmt to prepare per use.
+func (db *DB) prepareReads(ctx context.Context) {
+	stmts := map[string]*sql.Stmt{}
+	for _, q := range readQueries {
+		if st, err := db.reader.PrepareContext(ctx, q); err == nil {
+			stmts[q] = st
+		}
+	}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.stmts == nil { // closed meanwhile
+		for _, st := range stmts {
+			st.Close()
+		}
+		return
+	}
+	for q, st := range db.readStmts {
+		st.Close()
+		delete(db.readStmts, q)
+	}
+	db.readStmts = stmts
+}
+
+// readStmt returns query, one of readQueries, for use in tx (a transaction
+// of the reader pool). A page's statements are few and fixed, and preparing
+// one cost about as much as running it (the chart's and the video's,
+// BENCHMARKS.md); database/sql keeps each connection's prepared copy, so a
+// statement is parsed once per connection.
+func (db *DB) readStmt(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt, error) {
+	db.mu.Lock()
+	st, ok := db.readStmts[query]
+	db.mu.Unlock()
+	if !ok {
+		return tx.PrepareContext(ctx, query)
+	}
+	return tx.StmtContext(ctx, st), nil
+}
+
 // querier is what a read needs: a pool, a connection or a transaction.
 type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
@@ -331,7 +379,10 @@ func (db *DB) Close() error {
 	for _, st := range db.stmts {
 		errs = append(errs, st.Close())
 	}
-	db.stmts = nil
+	for _, st := range db.readStmts {
+		errs = append(errs, st.Close())
+	}
+	db.stmts, db.readStmts = nil, nil
 	db.mu.Unlock()
 	if db.search != nil {
 		errs = append(errs, db.search.Close())

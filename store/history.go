@@ -58,14 +58,22 @@ func (db *DB) History(ctx context.Context, videoID string) (History, error) {
 	}
 	defer tx.Rollback()
 	var id int64
-	err = tx.QueryRowContext(ctx, sqlHistoryVideo, videoID).Scan(&id, &h.VideoID, &h.Title, &h.ChannelID, &h.ChannelTitle, &h.CategoryID)
+	q, err := db.readStmt(ctx, tx, sqlHistoryVideo)
+	if err != nil {
+		return h, fmt.Errorf("store: history of %s: %w", videoID, err)
+	}
+	err = q.QueryRowContext(ctx, videoID).Scan(&id, &h.VideoID, &h.Title, &h.ChannelID, &h.ChannelTitle, &h.CategoryID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return h, fmt.Errorf("store: history of %s: %w", videoID, ErrNotFound)
 	}
 	if err != nil {
 		return h, fmt.Errorf("store: history of %s: %w", videoID, err)
 	}
-	rows, err := tx.QueryContext(ctx, sqlHistoryPoints, id)
+	q, err = db.readStmt(ctx, tx, sqlHistoryPoints)
+	if err != nil {
+		return h, fmt.Errorf("store: history of %s: %w", videoID, err)
+	}
+	rows, err := q.QueryContext(ctx, id)
 	if err != nil {
 		return h, fmt.Errorf("store: history of %s: %w", videoID, err)
 	}
@@ -97,7 +105,11 @@ func (db *DB) History(ctx context.Context, videoID string) (History, error) {
 		return h, fmt.Errorf("store: history of %s: %w", videoID, err)
 	}
 	rows.Close()
-	names, err := namesOfCategory(ctx, tx, h.CategoryID)
+	q, err = db.readStmt(ctx, tx, sqlCategoryNames)
+	if err != nil {
+		return h, fmt.Errorf("store: history of %s: %w", videoID, err)
+	}
+	names, err := namesOfCategory(ctx, q, h.CategoryID)
 	if err != nil {
 		return h, fmt.Errorf("store: history of %s: %w", videoID, err)
 	}

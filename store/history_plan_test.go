@@ -42,9 +42,13 @@ func TestHistoryPlans(t *testing.T) {
 	}{
 		{"chart runs", sqlChartRuns, []any{"US", 0}, []string{"SEARCH runs USING INDEX runs_charts (region=? AND last_page_at<?)"}, false},
 		{"first chart", sqlFirstChart, []any{"US"}, []string{"SEARCH runs USING INDEX runs_charts (region=?)"}, false},
-		{"chart rows", sqlChartRows, []any{1, 10, nil}, []string{"SEARCH t USING PRIMARY KEY (run_id=?)", "SEARCH v USING INTEGER PRIMARY KEY (rowid=?)"}, false},
-		{"chart rows of categories", sqlChartRows, []any{1, 10, `["10"]`}, []string{"SEARCH t USING PRIMARY KEY (run_id=?)", "SEARCH v USING INTEGER PRIMARY KEY (rowid=?)"}, false},
-		{"previous ranks", sqlChartRanks, []any{1}, []string{"SEARCH trending_snapshots USING PRIMARY KEY (run_id=?)"}, false},
+		{"chart runs, in progress", sqlChartRuns, []any{"US", 0}, []string{"SCAN r USING INDEX runs_running"}, false},
+		// The previous chart's ranks are grouped by video (a sort of its
+		// 200 rows), then looked up by an automatic index.
+		{"chart rows", sqlChartRows, []any{1, 10, nil, "US", 2}, []string{"SEARCH t USING PRIMARY KEY (run_id=?)", "SEARCH v USING INTEGER PRIMARY KEY (rowid=?)",
+			"SEARCH trending_snapshots USING PRIMARY KEY (run_id=?)", "SEARCH c USING PRIMARY KEY (region=? AND category_id=?)",
+			"SEARCH p USING AUTOMATIC COVERING INDEX (video=?)"}, true},
+		{"chart rows of categories", sqlChartRows, []any{1, 10, `["10"]`, "US", 2}, []string{"SEARCH t USING PRIMARY KEY (run_id=?)", "SEARCH v USING INTEGER PRIMARY KEY (rowid=?)"}, true},
 		{"history", sqlHistoryPoints, []any{1}, []string{"SEARCH trending_snapshots USING INDEX trending_snapshots_video (video=?)"}, true},
 		{"chart exists", sqlChartExists, []any{"US", 0}, []string{"SEARCH runs USING INDEX runs_charts (region=? AND last_page_at=?)"}, false},
 		{"export", sqlSnapshotsExport + ` ORDER BY r.last_page_at, r.id, t.rank`, []any{0, 1},

@@ -107,6 +107,9 @@ func (db *DB) Sweep(ctx context.Context, swept func(n int, err error)) {
 			return
 		case <-t.C:
 			n, err := db.MarkInterrupted(ctx, time.Now())
+			if ctx.Err() != nil {
+				return // stopped mid-sweep: its own cancellation is no failure to report
+			}
 			if swept != nil {
 				swept(n, err)
 			}

@@ -17,7 +17,11 @@ type MigrationStatus = migrations.Status
 // Migrate applies the pending migrations of the set db was opened with (the
 // embedded one unless WithMigrations), as Open does unless WithoutMigrate.
 func (db *DB) Migrate(ctx context.Context) ([]int, error) {
-	return migrations.Apply(ctx, db.writer, db.migrations)
+	applied, err := migrations.Apply(ctx, db.writer, db.migrations)
+	if err == nil && len(applied) > 0 {
+		db.prepareReads(ctx) // the pages' statements, against the new schema
+	}
+	return applied, err
 }
 
 // MigrationStatus reports which migrations of db's set are applied and which

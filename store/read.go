@@ -12,6 +12,15 @@ import (
 
 // Video returns a stored video (by YouTube id) and where and when it
 // trended. ErrNotFound if the archive does not hold it.
+const (
+	sqlVideo = `SELECT v.id, v.video_id, v.title, v.description, v.channel_id, v.channel_title, v.tags,
+		v.category_id, v.published_at_s, v.duration_s, v.default_language, v.thumbnail_url, v.first_seen,
+		s.last_seen, s.views, s.likes, s.comments
+		FROM videos v JOIN video_stats s ON s.video = v.id WHERE v.video_id = ?`
+	sqlVideoRegions = `SELECT region, best_rank, last_rank, last_seen, snapshots FROM video_regions
+		WHERE video = ? ORDER BY region`
+)
+
 func (db *DB) Video(ctx context.Context, id string) (Video, VideoStats, error) {
 	var v Video
 	var st VideoStats
@@ -23,12 +32,12 @@ func (db *DB) Video(ctx context.Context, id string) (Video, VideoStats, error) {
 	var rowID, published, duration, firstSeen, lastSeen int64
 	var tags string
 	var views, likes, comments sql.NullInt64
-	err = tx.QueryRowContext(ctx, `SELECT v.id, v.video_id, v.title, v.description, v.channel_id, v.channel_title, v.tags,
-		v.category_id, v.published_at_s, v.duration_s, v.default_language, v.thumbnail_url, v.first_seen,
-		s.last_seen, s.views, s.likes, s.comments
-		FROM videos v JOIN video_stats s ON s.video = v.id WHERE v.video_id = ?`, id).
-		Scan(&rowID, &v.ID, &v.Title, &v.Description, &v.ChannelID, &v.ChannelTitle, &tags, &v.CategoryID, &published,
-			&duration, &v.DefaultLanguage, &v.ThumbnailURL, &firstSeen, &lastSeen, &views, &likes, &comments)
+	q, err := db.readStmt(ctx, tx, sqlVideo)
+	if err != nil {
+		return v, st, fmt.Errorf("store: video %s: %w", id, err)
+	}
+	err = q.QueryRowContext(ctx, id).Scan(&rowID, &v.ID, &v.Title, &v.Description, &v.ChannelID, &v.ChannelTitle, &tags, &v.CategoryID, &published,
+		&duration, &v.DefaultLanguage, &v.ThumbnailURL, &firstSeen, &lastSeen, &views, &likes, &comments)
 	if errors.Is(err, sql.ErrNoRows) {
 		return v, st, fmt.Errorf("store: video %s: %w", id, ErrNotFound)
 	}
@@ -44,8 +53,11 @@ func (db *DB) Video(ctx context.Context, id string) (Video, VideoStats, error) {
 	st.FirstSeen, st.LastSeen = micros(firstSeen), micros(lastSeen)
 	st.Regions = []RegionStat{}
 
-	rows, err := tx.QueryContext(ctx, `SELECT region, best_rank, last_rank, last_seen, snapshots FROM video_regions
-		WHERE video = ? ORDER BY region`, rowID)
+	q, err = db.readStmt(ctx, tx, sqlVideoRegions)
+	if err != nil {
+		return v, st, fmt.Errorf("store: video %s: %w", id, err)
+	}
+	rows, err := q.QueryContext(ctx, rowID)
 	if err != nil {
 		return v, st, fmt.Errorf("store: video %s: %w", id, err)
 	}

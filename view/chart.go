@@ -40,6 +40,38 @@ type ChartEntry struct {
 	Movement     store.Movement `json:"movement"`
 }
 
+// FinalChartCacheControl is the Cache-Control of a chart asked for at a
+// fixed time (?at= a date or an RFC 3339 time) that no fetch can change any
+// more (store.Chart.Final): browsers and shared caches keep it a day
+// without asking again. Not longer, and not "forever": an import of older
+// history (ytrend import) can still insert a chart into the past, which
+// changes the chart at a later time or its movement; the archive's version
+// moves, so this server answers anew at once, but a cache that was told a
+// year would show the old chart for a year. A day bounds that.
+const FinalChartCacheControl = "public, max-age=86400, immutable"
+
+// ChartCacheControl is the Cache-Control of chart c answered for ?at=at:
+// FinalChartCacheControl when at is a fixed time and c is final, else ""
+// (the answer keeps reply's default, revalidated at every use). A time
+// relative to now (7d) names another chart as time passes, and the current
+// chart changes with the next fetch.
+func ChartCacheControl(at string, c store.Chart) string {
+	if c.Final && AbsoluteTime(at) {
+		return FinalChartCacheControl
+	}
+	return ""
+}
+
+// AbsoluteTime reports whether a time parameter names a fixed instant (a
+// date or an RFC 3339 time), not one relative to now.
+func AbsoluteTime(s string) bool {
+	if _, err := time.Parse(time.DateOnly, s); err == nil {
+		return true
+	}
+	_, err := time.Parse(time.RFC3339, s)
+	return err == nil
+}
+
 // ChartOf shapes a chart the store read.
 func ChartOf(c store.Chart) Chart {
 	out := Chart{Region: c.Region, RunID: c.RunID, FetchedAt: c.FetchedAt,

@@ -23,7 +23,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ytrend/ytrend/internal/humanfmt"
 	"github.com/ytrend/ytrend/internal/reply"
 	"github.com/ytrend/ytrend/regions"
 	"github.com/ytrend/ytrend/store"
@@ -62,30 +61,10 @@ var funcs = template.FuncMap{
 		}
 		return ""
 	},
-	"views": func(v *int64) string {
-		if v == nil {
-			return "views hidden"
-		}
-		return humanfmt.Count(*v) + " views"
-	},
-	"movement": func(e store.ChartEntry) template.HTML {
-		var cls, text, label string
-		switch e.Movement {
-		case store.MovementUp:
-			cls, text, label = "up", fmt.Sprintf("▲%d", e.Change), fmt.Sprintf("up %d", e.Change)
-		case store.MovementDown:
-			cls, text, label = "down", fmt.Sprintf("▼%d", -e.Change), fmt.Sprintf("down %d", -e.Change)
-		case store.MovementSame:
-			cls, text, label = "same", "=", "no change"
-		default:
-			cls, text, label = "new", "NEW", "new on the chart"
-		}
-		return template.HTML(fmt.Sprintf(`<span class="move %s" aria-label="%s">%s</span>`, cls, label, text))
-	},
+	"views":   viewsText,
 	"join":    joinCodes,
 	"rfc3339": func(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) },
 	"snippet": func(s string) template.HTML { return template.HTML(view.SnippetHTML(s)) },
-	"thumb":   view.Thumbnail,
 	"seconds": func(s float64) string { return (time.Duration(s * float64(time.Second))).Round(time.Second).String() },
 	"high":    func(units int64) int64 { return units * 9 / 10 },
 }
@@ -148,6 +127,7 @@ type pageData struct {
 	Region, At                string
 	Regions                   []view.Region
 	Chart                     store.Chart
+	Rows                      []chartRow // Chart's entries, for the page
 	Hits                      []store.Hit
 	Searched                  bool
 	Next                      string
@@ -157,6 +137,7 @@ type pageData struct {
 	RankPlot, ViewsPlot       template.HTML
 	Runs                      []view.Run
 	Status                    view.QuotaStatus
+	CacheControl              string // a 200's own Cache-Control; "": reply's default
 }
 
 type choice struct{ Value, Label string }
@@ -181,6 +162,9 @@ func (p *pages) page(w http.ResponseWriter, r *http.Request, status int, name st
 	lastMod := time.Time{}
 	if status == http.StatusOK && name != "quota" {
 		lastMod, _ = p.Archive.LastChange(r.Context())
+	}
+	if status == http.StatusOK && v.CacheControl != "" {
+		w.Header().Set("Cache-Control", v.CacheControl)
 	}
 	reply.Write(w, r, status, "text/html; charset=utf-8", buf.Bytes(), lastMod)
 }
@@ -291,6 +275,8 @@ func (p *pages) renderChart(w http.ResponseWriter, r *http.Request, v pageData, 
 	if v.At == "" {
 		v.At = v.Chart.FetchedAt.UTC().Format(time.DateOnly)
 	}
+	v.Rows = chartRows(v.Chart.Entries)
+	v.CacheControl = view.ChartCacheControl(r.URL.Query().Get("at"), v.Chart)
 	p.page(w, r, http.StatusOK, "chart", v)
 }
 

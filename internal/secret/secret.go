@@ -132,7 +132,8 @@ func (e *redacted) Error() string { return e.msg }
 func (e *redacted) Unwrap() error { return e.err }
 
 // URL hides what a URL may carry: the password of its userinfo and the
-// values of key-like query parameters (key, api_key, access_token).
+// values of secret-like query parameters (key, api_key, access_token, an
+// S3 URL's sseCustomerKey, a secret, a signature...).
 func URL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -158,10 +159,16 @@ func URL(raw string) string {
 	return strings.Replace(u.String(), ":xxxxx@", ":"+Mask+"@", 1)
 }
 
+// keyParamName reports whether a query parameter may hold a secret: its
+// name, lowercased without '-' and '_', holds a word secrets go by. A
+// parameter that only names a key (sseKmsKeyId) is masked too: showing
+// less than the URL holds costs nothing, showing a secret cannot be undone.
 func keyParamName(k string) bool {
-	switch strings.ToLower(k) {
-	case "key", "api_key", "apikey", "access_token", "password":
-		return true
+	n := strings.NewReplacer("-", "", "_", "").Replace(strings.ToLower(k))
+	for _, w := range []string{"key", "secret", "token", "password", "passwd", "credential", "signature", "sig"} {
+		if strings.Contains(n, w) {
+			return true
+		}
 	}
 	return false
 }

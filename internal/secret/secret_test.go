@@ -56,6 +56,16 @@ func TestURLAndScrub(t *testing.T) {
 			t.Errorf("URL(%q) = %q, want %q", in, got, want)
 		}
 	}
+	// Parameters that hold secrets under other names: an S3 URL's
+	// server-side encryption key (both of Litestream's spellings), a
+	// secret, a token, a signed URL's signature. Those that don't stay.
+	for _, name := range []string{"sseCustomerKey", "sse-customer-key", "secret_access_key", "X-Amz-Signature",
+		"sig", "session_token", "Password"} {
+		got := URL("s3://bucket/p?endpoint=http%3A%2F%2Fh%3A9000&region=auto&" + name + "=s3cr3tvalue")
+		if strings.Contains(got, "s3cr3tvalue") || !strings.Contains(got, "region=auto") || !strings.Contains(got, "endpoint=") {
+			t.Errorf("URL with %s = %q: want the value masked, the other parameters kept", name, got)
+		}
+	}
 	s := Scrub("GET https://x/?key=abc def AIza" + strings.Repeat("a", 35) + " redis://u:hunter2@h:1")
 	for _, leak := range []string{"abc", "AIzaaaa", "hunter2"} {
 		if strings.Contains(s, leak) {
