@@ -257,3 +257,54 @@ func TestTakeoverKeepsGrantsRecordedDuringTheCopy(t *testing.T) {
 		t.Errorf("%d of %d grants committed to the archive are gone after the takeover, e.g. %v", len(lost), len(granted)+1, lost[:min(len(lost), 10)])
 	}
 }
+
+// TestConcurrentRestoresIntoOnePathNeverReportABrokenCopy runs two
+// restores into the same output at once (two `archive restore` by hand;
+// two `ytrend run` sharing one archive on the embedded ledger, both
+// restoring on start). Each removes "the copy a crashed restore left"
+// (<out>.restoring) before it starts its own, so one deletes the other's
+// copy in the middle of writing it, and the first to finish renames
+// whatever file is at that path now: `archive restore` then reported
+// success and left a 0-byte archive. Any restore that reports success
+// must leave the whole replicated state at the output.
+func TestConcurrentRestoresIntoOnePathNeverReportABrokenCopy(t *testing.T) {
+	ctx := context.Background()
+	db, path := archivetest.Open(t)
+	url := fileURL(t)
+	s := start(t, path, []string{url}, 4)
+	saveCharts(t, db, 0, 200) // a restore that takes a moment
+	if err := s.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for round := 0; round < 8; round++ {
+		out := filepath.Join(t.TempDir(), "ytrend.db")
+		errs := make(chan error, 2)
+		for range 2 {
+			go func() {
+				_, err := replication.Restore(ctx, []string{url}, out, replication.RestoreOptions{})
+				errs <- err
+			}()
+		}
+		ok := 0
+		for range 2 {
+			if err := <-errs; err == nil {
+				ok++
+			} else {
+				t.Logf("round %d: %v", round, err)
+			}
+		}
+		if ok == 0 {
+			continue // both refused: nothing claimed, nothing lost
+		}
+		fi, err := os.Stat(out)
+		if err != nil {
+			t.Fatalf("round %d: a restore reported success and left no output: %v", round, err)
+		}
+		if fi.Size() == 0 {
+			t.Fatalf("round %d: a restore reported success and left a 0-byte output", round)
+		}
+		if n := videos(t, out); n != 10000 {
+			t.Fatalf("round %d: a restore reported success; the output holds %d videos of 10000", round, n)
+		}
+	}
+}
