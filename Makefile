@@ -22,7 +22,7 @@ build: ## Build bin/ytrend
 .PHONY: test
 test: ## go vet, the whole suite under -race, the search walk's full-size checks, then a short fuzz of search text, raw queries against filters, schedule.yaml, dataset files and serve's search parameters
 	$(GO) vet $(PKGS)
-	$(GO) test -race -count=1 $(PKGS)
+	$(GO) test -race -count=1 -timeout 30m $(PKGS)
 	$(GO) test -count=1 -run '^TestWalk' ./store
 	$(GO) test -run '^$$' -fuzz '^FuzzSearchQuery$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./store
 	$(GO) test -run '^$$' -fuzz '^FuzzRawQueryFilters$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./store

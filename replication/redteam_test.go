@@ -199,7 +199,7 @@ func TestConcurrentRestoresIntoOnePathNeverReportABrokenCopy(t *testing.T) {
 	if err := s.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
-	for round := 0; round < 8; round++ {
+	for round := 0; round < 3; round++ {
 		out := filepath.Join(t.TempDir(), "ytrend.db")
 		errs := make(chan error, 2)
 		for range 2 {
