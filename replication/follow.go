@@ -743,20 +743,31 @@ func (f *Follower) shutdown() {
 	}
 }
 
-// lockFile takes an exclusive flock on p: two followers writing one copy
-// would tear it. flock, not fcntl: SQLite's fcntl locks on the copy are
-// another file's and another kind.
+// lockFile takes the lock of the copy at path: two followers writing one
+// copy would tear it.
 func lockFile(path string) (*os.File, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	fh, err := tryLock(lockPath(path))
+	if errors.Is(err, unix.EWOULDBLOCK) {
+		return nil, fmt.Errorf("follow: %s is followed by another process (lock %s): %w", path, lockPath(path), err)
+	}
+	return fh, err
+}
+
+// tryLock takes an exclusive flock on the file p, created (with its
+// directory) if need be; closing the file gives it up. Held by another, it
+// fails at once with unix.EWOULDBLOCK. flock, not fcntl: SQLite's fcntl
+// locks are another file's and another kind.
+func tryLock(p string) (*os.File, error) {
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return nil, err
 	}
-	fh, err := os.OpenFile(lockPath(path), os.O_RDWR|os.O_CREATE, 0o644)
+	fh, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, err
 	}
 	if err := unix.Flock(int(fh.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		fh.Close()
-		return nil, fmt.Errorf("follow: %s is followed by another process (lock %s): %w", path, lockPath(path), err)
+		return nil, err
 	}
 	return fh, nil
 }

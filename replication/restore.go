@@ -253,16 +253,11 @@ func continueLease(ctx context.Context, path string, newest int64) error {
 // returned func releases it. A restore already running is an error.
 func lockRestore(tmp string) (func(), error) {
 	p := tmp + ".lock"
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return nil, err
-	}
-	fh, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	if err := unix.Flock(int(fh.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		fh.Close()
+	fh, err := tryLock(p)
+	if errors.Is(err, unix.EWOULDBLOCK) {
 		return nil, fmt.Errorf("another restore into %s is running (lock %s)", strings.TrimSuffix(tmp, ".restoring"), p)
+	} else if err != nil {
+		return nil, err
 	}
 	return func() { os.Remove(p); fh.Close() }, nil
 }
