@@ -62,6 +62,7 @@ type streamed struct {
 	url  string // the configured URL (the term's is below it)
 	name string
 	db   *litestream.DB
+	root litestream.ReplicaClient // the replica's root, where the term index is (audit)
 
 	mu           sync.Mutex
 	errors       int64
@@ -143,7 +144,7 @@ func Start(ctx context.Context, path string, urls []string, token int64, opts Op
 		if err != nil {
 			return nil, fmt.Errorf("replica %s: %w", Name(raw), err)
 		}
-		r := &streamed{url: raw, name: Name(raw)}
+		r := &streamed{url: raw, name: Name(raw), root: root}
 		meta := metaDir(path, token, raw)
 		if err := os.RemoveAll(meta); err != nil {
 			return nil, err
@@ -203,13 +204,20 @@ func claimTerm(ctx context.Context, root litestream.ReplicaClient, path string, 
 // Stop ends the stream after a last sync (at most a few seconds). The
 // term's files stay; nothing is written to them afterwards.
 func (s *Stream) Stop(ctx context.Context) error {
+	first := false
 	select {
 	case <-s.stop:
 	default:
 		close(s.stop)
+		first = true
 	}
 	<-s.done
 	err := s.store.Close(ctx)
+	if first {
+		for _, r := range s.replicas {
+			closeClient(r.root)
+		}
+	}
 	s.writeStatus()
 	return err
 }
@@ -251,12 +259,7 @@ func (s *Stream) audit(ctx context.Context, r *streamed) error {
 	if s.opts.Leading != nil && !s.opts.Leading() {
 		return nil // a deposed leader writes nothing, rebuilds nothing
 	}
-	root, err := open(ctx, r.url)
-	if err != nil {
-		return err
-	}
-	defer closeClient(root)
-	ts, err := terms(ctx, root)
+	ts, err := terms(ctx, r.root)
 	if err != nil {
 		return err
 	}
@@ -287,7 +290,7 @@ func (s *Stream) audit(ctx context.Context, r *streamed) error {
 	s.opts.Logger.Error("replica: the term's files are gone from the replica; rebuilding", "replica", r.name,
 		"generation", termDir(s.token), "marker", marked, "snapshot", snapshot)
 	if !marked {
-		if err := markTerm(ctx, root, s.token, s.started); err != nil {
+		if err := markTerm(ctx, r.root, s.token, s.started); err != nil {
 			return fmt.Errorf("%w: record the term again: %v", lost, err)
 		}
 	}
