@@ -72,16 +72,8 @@ regions:
 		l := second.logs.String()
 		return strings.Contains(l, "takeover: adopted the previous term") && strings.Contains(l, "replication: streaming the archive")
 	})
-	terms, err := replication.Terms(ctx, repl)
-	if err != nil || len(terms) != 2 {
-		t.Fatalf("terms %v, %v; want the two leaders'", terms, err)
-	}
 	// What the old leader had replicated: its term, restored.
-	old := filepath.Join(w.dir, "old-term.db")
-	if _, err := replication.Restore(ctx, []string{repl}, old, replication.RestoreOptions{Before: terms[0].Token}); err != nil {
-		t.Fatal(err)
-	}
-	oldRuns := runsOf(t, old)
+	old, oldRuns, terms := oldTermRuns(t, w, repl)
 	if len(oldRuns) < 2 {
 		t.Fatalf("the old term replicated %d runs", len(oldRuns))
 	}
@@ -145,16 +137,7 @@ regions:
 	// 1, checked: every run and chart the old term replicated is in the new
 	// leader's archive, as it was.
 	newRuns := runsOf(t, second.db)
-	for id, r := range oldRuns {
-		n, ok := newRuns[id]
-		if !ok {
-			t.Errorf("run %d (%s) of the old leader, replicated, is missing from the new leader's archive", id, r.Region)
-			continue
-		}
-		if n.Region != r.Region || n.StartedAt != r.StartedAt || n.Pages < r.Pages {
-			t.Errorf("run %d: old term %+v, new leader %+v", id, r, n)
-		}
-	}
+	runsKept(t, oldRuns, newRuns, true)
 	for _, code := range codes {
 		w.env["YTREND_DB"] = old
 		want := w.mustRun("chart", string(code), "--json", "--limit", "0").stdout
@@ -278,6 +261,41 @@ func between(runs, old map[int64]store.Run, until time.Time) (time.Time, bool) {
 		}
 	}
 	return time.Time{}, false
+}
+
+// oldTermRuns restores what the replica repl held before its newest term
+// (it must hold two: the old leader's and the new one's) into a file of
+// the world's, and returns the file, its runs (runsOf) and the replica's
+// terms, newest first.
+func oldTermRuns(t *testing.T, w *world, repl string) (string, map[int64]store.Run, []replication.Term) {
+	t.Helper()
+	ctx := context.Background()
+	terms, err := replication.Terms(ctx, repl)
+	if err != nil || len(terms) != 2 {
+		t.Fatalf("terms %v, %v; want the two leaders'", terms, err)
+	}
+	old := filepath.Join(w.dir, "old-term.db")
+	if _, err := replication.Restore(ctx, []string{repl}, old, replication.RestoreOptions{Before: terms[0].Token}); err != nil {
+		t.Fatal(err)
+	}
+	return old, runsOf(t, old), terms
+}
+
+// runsKept reports every run of the old term missing from the new
+// leader's archive; with whole, also one whose region or start changed or
+// that lost pages.
+func runsKept(t *testing.T, old, now map[int64]store.Run, whole bool) {
+	t.Helper()
+	for id, r := range old {
+		n, ok := now[id]
+		if !ok {
+			t.Errorf("run %d (%s) of the old leader, replicated, is missing from the new leader's archive", id, r.Region)
+			continue
+		}
+		if whole && (n.Region != r.Region || n.StartedAt != r.StartedAt || n.Pages < r.Pages) {
+			t.Errorf("run %d: old term %+v, new leader %+v", id, r, n)
+		}
+	}
 }
 
 // runsOf opens the archive at path, runs SQLite's and FTS5's checks, and

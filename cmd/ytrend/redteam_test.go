@@ -4,7 +4,6 @@ package main
 // processes on one Redis, a file replica, and faults a user meets.
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"sort"
@@ -14,7 +13,6 @@ import (
 	"time"
 
 	"github.com/ytrend/ytrend/ingest/sim"
-	"github.com/ytrend/ytrend/replication"
 	"github.com/ytrend/ytrend/testkit/redistest"
 )
 
@@ -53,19 +51,12 @@ func TestTakeoverRefusesADamagedStandbyCopy(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			redistest.Client(t)
-			ctx := context.Background()
 			w := newWorld(t, sim.Config{})
 			w.env["REDIS_URL"] = redistest.URL()
 			repl := "file://" + filepath.Join(w.dir, "replica")
-			rs := startStandbys(t, w, repl, `
+			first, second := followingPair(t, w, repl, `
   - {code: US, cron: "@every 2s", pages: 2}
-  - {code: GB, cron: "@every 2s", pages: 2}`)
-			first := leaderOf(t, "one leader of two", rs...)
-			second := without(rs, first)[0]
-			waitFor(t, "the standby to follow", 60*time.Second, func() bool {
-				return strings.Contains(second.logs.String(), "standby: following the leader's replica")
-			})
-			waitFor(t, "six of the leader's pages", 60*time.Second, func() bool { return first.requests.Load() >= 6 })
+  - {code: GB, cron: "@every 2s", pages: 2}`, 6)
 
 			// A clean stop keeps the copy and its position; damage the copy.
 			second.cmd.Process.Signal(syscall.SIGTERM)
@@ -88,21 +79,8 @@ func TestTakeoverRefusesADamagedStandbyCopy(t *testing.T) {
 			back.cmd.Process.Signal(syscall.SIGTERM)
 			exitCode(t, back.cmd, 60*time.Second)
 
-			terms, err := replication.Terms(ctx, repl)
-			if err != nil || len(terms) != 2 {
-				t.Fatalf("terms %v, %v; want the two leaders'", terms, err)
-			}
-			old := filepath.Join(w.dir, "old-term.db")
-			if _, err := replication.Restore(ctx, []string{repl}, old, replication.RestoreOptions{Before: terms[0].Token}); err != nil {
-				t.Fatal(err)
-			}
-			oldRuns := runsOf(t, old)
-			newRuns := runsOf(t, back.db) // SQLite's and FTS5's checks first
-			for id, r := range oldRuns {
-				if _, ok := newRuns[id]; !ok {
-					t.Errorf("run %d (%s) of the old leader, replicated, is missing from the new leader's archive", id, r.Region)
-				}
-			}
+			_, oldRuns, _ := oldTermRuns(t, w, repl)
+			runsKept(t, oldRuns, runsOf(t, back.db), false) // runsOf: SQLite's and FTS5's checks first
 		})
 	}
 }
@@ -121,15 +99,9 @@ func TestTakeoverKeepsTheTermUpToADamagedTail(t *testing.T) {
 	w := newWorld(t, sim.Config{})
 	w.env["REDIS_URL"] = redistest.URL()
 	dir := filepath.Join(w.dir, "replica")
-	rs := startStandbys(t, w, "file://"+dir, `
+	first, second := followingPair(t, w, "file://"+dir, `
   - {code: US, cron: "@every 2s", pages: 2}
-  - {code: GB, cron: "@every 2s", pages: 2}`)
-	first := leaderOf(t, "one leader of two", rs...)
-	second := without(rs, first)[0]
-	waitFor(t, "the standby to follow", 60*time.Second, func() bool {
-		return strings.Contains(second.logs.String(), "standby: following the leader's replica")
-	})
-	waitFor(t, "twelve of the leader's pages", 60*time.Second, func() bool { return first.requests.Load() >= 12 })
+  - {code: GB, cron: "@every 2s", pages: 2}`, 12)
 
 	l0 := func() []string {
 		m, _ := filepath.Glob(filepath.Join(dir, "term-*", "ltx", "0", "*.ltx"))

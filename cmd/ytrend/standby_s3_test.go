@@ -27,15 +27,9 @@ func TestStandbyResumesWhenItsReplicaComesBack(t *testing.T) {
 	w := newWorld(t, sim.Config{})
 	w.env["REDIS_URL"] = redistest.URL()
 	w.env["AWS_ACCESS_KEY_ID"], w.env["AWS_SECRET_ACCESS_KEY"] = s3test.AccessKey, s3test.SecretKey
-	rs := startStandbys(t, w, srv.URL("ytrend", "archive"), `
-  - {code: US, cron: "@every 3s", pages: 2}`)
-	leader := leaderOf(t, "one leader of two", rs...)
-	standby := without(rs, leader)[0]
+	leader, standby := followingPair(t, w, srv.URL("ytrend", "archive"), `
+  - {code: US, cron: "@every 3s", pages: 2}`, 4)
 	lweb, sweb := serveAddr(t, leader), serveAddr(t, standby)
-	waitFor(t, "the standby to follow the leader's replica", 60*time.Second, func() bool {
-		return strings.Contains(standby.logs.String(), "standby: following the leader's replica")
-	})
-	waitFor(t, "four of the leader's pages", 60*time.Second, func() bool { return leader.requests.Load() >= 4 })
 
 	// The replica goes away; the leader fetches on.
 	srv.Stop()

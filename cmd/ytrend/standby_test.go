@@ -99,15 +99,7 @@ func TestStandbyFollowsAndTakesOver(t *testing.T) {
 			strings.Contains(l, "replication: streaming the archive") &&
 			strings.Contains(l, "standby: --serve answers from the live archive")
 	})
-	terms, err := replication.Terms(ctx, repl)
-	if err != nil || len(terms) != 2 {
-		t.Fatalf("terms %v, %v; want the two leaders'", terms, err)
-	}
-	old := filepath.Join(w.dir, "old-term.db")
-	if _, err := replication.Restore(ctx, []string{repl}, old, replication.RestoreOptions{Before: terms[0].Token}); err != nil {
-		t.Fatal(err)
-	}
-	oldRuns := runsOf(t, old)
+	old, oldRuns, terms := oldTermRuns(t, w, repl)
 	if len(oldRuns) < 2 {
 		t.Fatalf("the old term replicated %d runs", len(oldRuns))
 	}
@@ -152,7 +144,7 @@ func TestStandbyFollowsAndTakesOver(t *testing.T) {
 	waitFor(t, "the deposed leader to follow again", 60*time.Second, func() bool {
 		return strings.Count(second.logs.String(), "standby: following the leader's replica") >= 2
 	})
-	terms, err = replication.Terms(ctx, repl)
+	terms, err := replication.Terms(ctx, repl)
 	if err != nil || len(terms) != 3 {
 		t.Fatalf("terms %v, %v; want three", terms, err)
 	}
@@ -170,16 +162,7 @@ func TestStandbyFollowsAndTakesOver(t *testing.T) {
 	}
 	// Every run the old term replicated is in the new leader's archive.
 	newRuns := runsOf(t, second.db)
-	for id, r := range oldRuns {
-		n, ok := newRuns[id]
-		if !ok {
-			t.Errorf("run %d (%s) of the old leader, replicated, is missing from the new leader's archive", id, r.Region)
-			continue
-		}
-		if n.Region != r.Region || n.StartedAt != r.StartedAt || n.Pages < r.Pages {
-			t.Errorf("run %d: old term %+v, new leader %+v", id, r, n)
-		}
-	}
+	runsKept(t, oldRuns, newRuns, true)
 	// The budget's grants: the old term's and the standby's own, none lost.
 	want := append(grantsOf(t, old), "standby-own")
 	have := grantsOf(t, second.db)
@@ -233,6 +216,21 @@ regions:%s
 		startReplicaArgs(t, w, "r0", filepath.Join(w.dir, "r0.db"), serve),
 		startReplicaArgs(t, w, "r1", filepath.Join(w.dir, "r1.db"), serve),
 	}
+}
+
+// followingPair starts two standbys (startStandbys) and waits until one
+// leads, the other follows its replica, and the leader has fetched pages
+// pages.
+func followingPair(t *testing.T, w *world, repl, regions string, pages int64) (leader, standby *replica) {
+	t.Helper()
+	rs := startStandbys(t, w, repl, regions)
+	leader = leaderOf(t, "one leader of two", rs...)
+	standby = without(rs, leader)[0]
+	waitFor(t, "the standby to follow the leader's replica", 60*time.Second, func() bool {
+		return strings.Contains(standby.logs.String(), "standby: following the leader's replica")
+	})
+	waitFor(t, fmt.Sprintf("%d of the leader's pages", pages), 60*time.Second, func() bool { return leader.requests.Load() >= pages })
+	return leader, standby
 }
 
 // grantsOf is the ids in the archive at path's quota_grants.
