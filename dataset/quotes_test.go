@@ -28,12 +28,7 @@ func TestBareQuoteLosesNothingElse(t *testing.T) {
 			i, title, strings.Repeat("desc ", 40))
 	}
 	charts, rep := readAll(t, "CA_youtube_trending_data.csv", b.String(), "CA")
-	read := 0
-	for _, c := range charts {
-		for _, p := range c.Pages {
-			read += len(p.Videos)
-		}
-	}
+	read := videosIn(charts)
 	if read < total-1 || rep.Rows < total-1 {
 		t.Errorf("one bare quote on line 7: %d of %d rows read (report: %d rows, skips %v)",
 			read, total, rep.Rows, skips(rep))
@@ -60,12 +55,7 @@ func TestUnclosedQuoteSkipsOnlyItsLine(t *testing.T) {
 			fmt.Fprintf(&b, "%s,%s,2020-08-11T19:20:14Z,UC,chan,10,2020-08-12T00:00:00Z,a|b,100,1,,1,,False,False,text\n", id, title)
 		}
 		charts, rep := readAll(t, "CA_youtube_trending_data.csv", b.String(), "CA")
-		read := 0
-		for _, c := range charts {
-			for _, p := range c.Pages {
-				read += len(p.Videos)
-			}
-		}
+		read := videosIn(charts)
 		want := []string{
 			"line 5: malformed: a quoted field opens here and never closes: the lines after it are read as records",
 			fmt.Sprintf(`line %d: malformed: video_id: "not an id" is not a video id`, total),
@@ -91,12 +81,7 @@ func TestUnclosedQuoteOnAnOversizedLine(t *testing.T) {
 		fmt.Fprintf(&b, "q2020%06d,%s,2020-08-11T19:20:14Z,UC,chan,10,2020-08-12T00:00:00Z,a|b,100,1,,1,,False,False,text\n", i, title)
 	}
 	charts, rep := readAll(t, "CA_youtube_trending_data.csv", b.String(), "CA")
-	read := 0
-	for _, c := range charts {
-		for _, p := range c.Pages {
-			read += len(p.Videos)
-		}
-	}
+	read := videosIn(charts)
 	want := []string{"line 5: too large: the record is larger than 64 KiB: no row of a real dataset is"}
 	if got := skips(rep); read != 9 || rep.Rows != 10 || !slicesEqual(got, want) {
 		t.Errorf("%d read, report rows %d, skips %q, want %q", read, rep.Rows, got, want)
@@ -121,12 +106,7 @@ func TestUnclosedQuoteBeforeAnOversizedLine(t *testing.T) {
 		fmt.Fprintf(&b, "q2020%06d,%s,2020-08-11T19:20:14Z,UC,chan,10,2020-08-12T00:00:00Z,a|b,100,1,,1,,False,False,text\n", i, title)
 	}
 	charts, rep := readAll(t, "CA_youtube_trending_data.csv", b.String(), "CA")
-	read := 0
-	for _, c := range charts {
-		for _, p := range c.Pages {
-			read += len(p.Videos)
-		}
-	}
+	read := videosIn(charts)
 	want := []string{
 		"line 5: malformed: a quoted field opens here and never closes: the lines after it are read as records",
 		"line 8: too large: the record is larger than 64 KiB: no row of a real dataset is",

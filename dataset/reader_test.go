@@ -14,6 +14,17 @@ import (
 	"github.com/ytrend/ytrend/store"
 )
 
+// videosIn counts the videos of the charts' pages.
+func videosIn(charts []store.ImportedChart) int {
+	n := 0
+	for _, c := range charts {
+		for _, p := range c.Pages {
+			n += len(p.Videos)
+		}
+	}
+	return n
+}
+
 // readAll reads every chart of a file's content.
 func readAll(t *testing.T, name, content string, region regions.Code) ([]store.ImportedChart, dataset.Report) {
 	t.Helper()

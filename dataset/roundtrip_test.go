@@ -241,12 +241,7 @@ func TestJSONLCutOffAndBrokenLines(t *testing.T) {
 	// A line that is not JSON in the middle, and the last one cut off.
 	broken := strings.Join(lines[:3], "") + "{\"video_id\": oops}\n\n" + strings.Join(lines[3:7], "") + lines[7][:40]
 	charts, rep := readAll(t, "US.jsonl", broken, "")
-	got := 0
-	for _, c := range charts {
-		for _, p := range c.Pages {
-			got += len(p.Videos)
-		}
-	}
+	got := videosIn(charts)
 	want := []string{
 		"line 4: malformed: not a JSON object of the export: invalid character 'o' looking for beginning of value",
 		"line 10: cut off: the file ends in the middle of this record",
