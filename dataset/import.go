@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"io"
+	"time"
 
 	"github.com/ytrend/ytrend/regions"
 	"github.com/ytrend/ytrend/store"
 )
 
-// Imported is what Import stored of a file.
+// Imported is what an import stored of a file.
 type Imported struct {
 	Charts        int          // stored, each as a new run
 	Rows          int          // their chart positions
@@ -17,27 +18,67 @@ type Imported struct {
 	NewVideos     int          // videos the archive did not know
 	UpdatedVideos int          // videos whose text changed
 	Region        regions.Code // of a public dataset's charts; "" for an export (its rows name theirs)
+	Ended         bool         // the file was read to its end
 }
 
-// StoreError is Import's failure to store a batch; the reader's own errors
-// come back as they are.
+// StoreError is an import's failure to store a batch; the reader's own
+// errors come back as ReadError.
 type StoreError struct {
-	File string
+	File string // the file, or "" when the batch held several files' charts
 	Err  error
 }
 
-func (e *StoreError) Error() string { return e.File + ": " + e.Err.Error() }
+func (e *StoreError) Error() string {
+	if e.File == "" {
+		return e.Err.Error()
+	}
+	return e.File + ": " + e.Err.Error()
+}
 func (e *StoreError) Unwrap() error { return e.Err }
 
-// Import stores r's charts in db in batches of about store.ImportBatchRows
-// chart positions, one transaction each, until the file's end, an error,
-// or stop: then the charts already read are stored (a moment's work) and
-// it returns ErrStopped. An interrupted import keeps every batch it
-// finished. progress, if not nil, is told the positions of every batch
-// stored. ctx bounds each batch's transaction.
+// ReadError is the failure to read one of ImportAll's files: the import
+// stopped there, with every batch before it stored.
+type ReadError struct {
+	Index int // the file's place in ImportAll's readers
+	Err   error
+}
+
+func (e *ReadError) Error() string { return e.Err.Error() }
+func (e *ReadError) Unwrap() error { return e.Err }
+
+// Import stores r's charts in db (ImportAll of one file). The error is
+// the reader's own, a *StoreError or ErrStopped.
 func Import(ctx context.Context, stop <-chan struct{}, r *Reader, db *store.DB, progress func(rows int)) (Imported, error) {
-	var imp Imported
+	imps, err := ImportAll(ctx, stop, []*Reader{r}, db, progress)
+	var re *ReadError
+	if errors.As(err, &re) {
+		err = re.Err
+	}
+	return imps[0], err
+}
+
+// ImportAll stores the charts of several files in db, earliest first
+// across the files: each next chart is the earliest of the files' next ones
+// (ties in the files' order), and each file's own order is kept. The
+// archive then holds the files' history in the order it happened, as a
+// scheduler fetching every region would have stored it, rather than one
+// region's years after another's; new videos get their ids in that order,
+// which keeps the archive's newest videos together, where its searches
+// look first.
+//
+// Charts are stored in batches of about store.ImportBatchRows chart
+// positions, one transaction each, until every file's end, an error, or
+// stop: then the charts already read are stored (a moment's work) and it
+// returns ErrStopped. An interrupted import keeps every batch it finished;
+// importing the same files again stores only what is missing. progress, if
+// not nil, is told the positions of every batch stored. ctx bounds each
+// batch's transaction. The results are per file, in rs's order; a file's
+// read error comes back as a *ReadError, a batch's as a *StoreError.
+func ImportAll(ctx context.Context, stop <-chan struct{}, rs []*Reader, db *store.DB, progress func(rows int)) ([]Imported, error) {
+	imps := make([]Imported, len(rs))
+	heads := make([]*store.ImportedChart, len(rs)) // each file's next chart; nil once read to its end
 	var batch []store.ImportedChart
+	var from []int // the file of each chart in batch
 	rows := 0
 	flush := func() error {
 		if len(batch) == 0 {
@@ -45,9 +86,14 @@ func Import(ctx context.Context, stop <-chan struct{}, r *Reader, db *store.DB, 
 		}
 		res, err := db.ImportCharts(ctx, batch)
 		if err != nil {
-			return &StoreError{File: r.name, Err: err}
+			file := ""
+			if len(rs) == 1 {
+				file = rs[0].name
+			}
+			return &StoreError{File: file, Err: err}
 		}
 		for i, res := range res {
+			imp := &imps[from[i]]
 			n := 0
 			for _, pg := range batch[i].Pages {
 				n += len(pg.Videos)
@@ -64,39 +110,73 @@ func Import(ctx context.Context, stop <-chan struct{}, r *Reader, db *store.DB, 
 		if progress != nil {
 			progress(rows)
 		}
-		batch, rows = batch[:0], 0
+		batch, from, rows = batch[:0], from[:0], 0
 		return nil
+	}
+	// fail stores what was read, then returns err (the store's error, if
+	// storing failed too).
+	fail := func(err error) ([]Imported, error) {
+		if ferr := flush(); ferr != nil {
+			return imps, ferr
+		}
+		return imps, err
+	}
+	advance := func(i int) error {
+		c, err := rs[i].Next()
+		switch {
+		case errors.Is(err, io.EOF):
+			heads[i], imps[i].Ended = nil, true
+			return nil
+		case err != nil:
+			heads[i] = nil
+			return &ReadError{Index: i, Err: err}
+		}
+		if rs[i].Format() != FormatYtrend {
+			imps[i].Region = c.Region
+		}
+		heads[i] = &c
+		return nil
+	}
+	select {
+	case <-stop:
+		return imps, ErrStopped
+	default:
+	}
+	for i := range rs {
+		if err := advance(i); err != nil {
+			return fail(err)
+		}
 	}
 	for {
 		select {
 		case <-stop:
-			if err := flush(); err != nil {
-				return imp, err
-			}
-			return imp, ErrStopped
+			return fail(ErrStopped)
 		default:
 		}
-		c, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			return imp, flush()
-		}
-		if err != nil {
-			if ferr := flush(); ferr != nil {
-				return imp, ferr
+		next := -1
+		for i, h := range heads {
+			if h != nil && (next < 0 || chartTime(*h).Before(chartTime(*heads[next]))) {
+				next = i
 			}
-			return imp, err
 		}
-		if r.Format() != FormatYtrend {
-			imp.Region = c.Region
+		if next < 0 {
+			return imps, flush()
 		}
-		batch = append(batch, c)
+		c := *heads[next]
+		batch, from = append(batch, c), append(from, next)
 		for _, pg := range c.Pages {
 			rows += len(pg.Videos)
 		}
+		if err := advance(next); err != nil {
+			return fail(err)
+		}
 		if rows >= store.ImportBatchRows {
 			if err := flush(); err != nil {
-				return imp, err
+				return imps, err
 			}
 		}
 	}
 }
+
+// chartTime is when a chart was fetched: its first page's time.
+func chartTime(c store.ImportedChart) time.Time { return c.Pages[0].FetchedAt }

@@ -38,7 +38,11 @@ fetched at 00:00 UTC of that day, ranked in the file's order; each run of an
 export comes back as it was. Videos merge with the archive: older metadata
 never replaces newer, and the search index changes only for videos whose text
 changed. A chart the archive already has (same region, same time) is left as
-it is, so importing a file twice changes nothing.
+it is, so importing a file twice changes nothing. Several files are read
+together, earliest chart first across them, so the archive holds their
+history in the order it happened, as fetching every region would have
+stored it (its searches look at the newest videos first, and find them
+together).
 
 Rows that cannot be read (a bad date, an id such as Excel's #NAME?, a broken
 record, the last record of a file cut off in its middle) are skipped and
@@ -51,7 +55,8 @@ ytimg.com, dropped, and each change is reported with its line. A file whose head
 layout is refused with the columns each layout expects, and nothing is
 imported when any file is refused. Charts are stored in batches of about 5,000
 rows, each in one transaction: an interrupted import keeps every batch it
-finished. Ctrl-C stores the charts already read, then stops. An export's
+finished. Ctrl-C, or a file that cannot be read further, stores the charts already
+read, then stops. An export's
 category column teaches the archive the names of the categories it holds
 (they never replace names videoCategories.list gave). Progress goes to stderr
 when stderr is a terminal; a summary per file always does.`,
@@ -96,18 +101,9 @@ when stderr is a terminal; a summary per file always does.`,
 			stop := daemon.OnSignals(cmd.Context(), tellUser(c.stderr, "storing the charts already read"))
 			defer stop.Close()
 
-			var reports []view.ImportReport
-			var failure error
-			for _, f := range files {
-				rep, err := f.run(stop, a.db, c.stderr)
-				reports = append(reports, rep)
-				if !asJSON {
-					printImport(c.stderr, rep)
-				}
-				if err != nil {
-					failure = err
-					break
-				}
+			reports, failure := importAll(stop, a.db, files, c.stderr)
+			if !asJSON {
+				printImports(c.stderr, reports)
 			}
 			if asJSON {
 				if err := writeJSON(c.stdout, reports); err != nil {
@@ -157,13 +153,56 @@ func openImport(path string, region regions.Code) (*importFile, error) {
 
 func (f *importFile) close() { f.f.Close() }
 
-// run imports the file (dataset.Import) and reports how it went.
-func (f *importFile) run(stop *daemon.Signals, db *store.DB, stderr io.Writer) (rep view.ImportReport, err error) {
-	rep = view.ImportReport{File: f.path, Format: string(f.r.Format())}
+// importAll imports the files together, earliest chart first across them
+// (dataset.ImportAll), and reports how it went, file by file.
+func importAll(stop *daemon.Signals, db *store.DB, files []*importFile, stderr io.Writer) ([]view.ImportReport, error) {
+	readers := make([]*dataset.Reader, len(files))
+	what := files[0].path
+	for i, f := range files {
+		readers[i] = f.r
+	}
+	if len(files) > 1 {
+		what = fmt.Sprintf("%d files", len(files))
+	}
 	start := time.Now()
-	p := newProgress(stderr, f.path+": imported", "rows", 0)
-	imp, err := dataset.Import(stop.Hard, stop.Soft.Done(), f.r, db, func(rows int) { p.add(int64(rows)) })
+	p := newProgress(stderr, what+": imported", "rows", 0)
+	imps, err := dataset.ImportAll(stop.Hard, stop.Soft.Done(), readers, db, func(rows int) { p.add(int64(rows)) })
 	p.done()
+	secs := time.Since(start).Seconds()
+	var re *dataset.ReadError
+	failed := -1
+	if errors.As(err, &re) {
+		failed = re.Index
+	}
+	reports := make([]view.ImportReport, len(files))
+	for i, f := range files {
+		rep := f.report(imps[i], secs)
+		switch {
+		case errors.Is(err, dataset.ErrStopped):
+			rep.Stopped = !imps[i].Ended
+		case i == failed:
+			rep.Error = re.Err.Error()
+		case err != nil && !imps[i].Ended:
+			rep.Stopped = true // another file's error stopped the import
+		}
+		reports[i] = rep
+	}
+	var se *dataset.StoreError
+	switch {
+	case errors.Is(err, dataset.ErrStopped):
+		return reports, withCode(exitError, errors.New("stopped: every file imported up to the batch in flight"))
+	case errors.As(err, &se):
+		return reports, withCode(exitError, fmt.Errorf("import stopped: storing a batch failed (every batch before it is stored): %w", se.Err))
+	case failed >= 0:
+		return reports, withCode(exitError, fmt.Errorf("import stopped: %w (every batch before it is stored)", re.Err))
+	}
+	return reports, err
+}
+
+// report is what the import did with the file, which took secs along with
+// the others.
+func (f *importFile) report(imp dataset.Imported, secs float64) view.ImportReport {
+	rep := view.ImportReport{File: f.path, Format: string(f.r.Format())}
 	rep.Imported, rep.ImportedRows, rep.AlreadyThere = imp.Charts, imp.Rows, imp.AlreadyThere
 	rep.NewVideos, rep.UpdatedVideos, rep.Region = imp.NewVideos, imp.UpdatedVideos, string(imp.Region)
 	dr := f.r.Report()
@@ -176,22 +215,27 @@ func (f *importFile) run(stop *daemon.Signals, db *store.DB, stderr io.Writer) (
 	for _, f := range dr.Fixes {
 		rep.Fixes = append(rep.Fixes, view.ImportSkip{Line: f.Line, Field: f.Field, Kind: f.Kind, Reason: f.Reason})
 	}
-	rep.Seconds = time.Since(start).Seconds()
+	rep.Seconds = secs
 	rep.RowsPerSecond = float64(rep.Rows) / max(rep.Seconds, 1e-6)
-	var se *dataset.StoreError
-	switch {
-	case errors.Is(err, dataset.ErrStopped):
-		rep.Stopped = true
-		return rep, withCode(exitError, fmt.Errorf("stopped: %s imported up to the batch in flight", f.path))
-	case errors.As(err, &se):
-		rep.Error = se.Err.Error()
-	case err != nil:
-		rep.Error = err.Error()
-	}
-	return rep, err
+	return rep
 }
 
-func printImport(w io.Writer, r view.ImportReport) {
+// printImports prints a summary per file and, for several files (imported
+// together, so no file has a time of its own), one for the whole import.
+func printImports(w io.Writer, reports []view.ImportReport) {
+	rows := 0
+	for _, r := range reports {
+		printImport(w, r, len(reports) == 1)
+		rows += r.Rows
+	}
+	if len(reports) > 1 {
+		secs := reports[0].Seconds
+		fmt.Fprintf(w, "%d files imported together, earliest chart first: %d rows read in %.1fs, %.0f rows/s\n",
+			len(reports), rows, secs, float64(rows)/max(secs, 1e-6))
+	}
+}
+
+func printImport(w io.Writer, r view.ImportReport, timed bool) {
 	what := "days"
 	if r.Format == string(dataset.FormatYtrend) {
 		what = "runs"
@@ -200,8 +244,12 @@ func printImport(w io.Writer, r view.ImportReport) {
 	if r.Region != "" {
 		layout += " " + r.Region
 	}
-	fmt.Fprintf(w, "%s (%s): %d rows read; %d %s imported (%d rows, %d new videos, %d with changed text), %d already in the archive; %.1fs, %.0f rows/s\n",
-		r.File, layout, r.Rows, r.Imported, what, r.ImportedRows, r.NewVideos, r.UpdatedVideos, r.AlreadyThere, r.Seconds, r.RowsPerSecond)
+	fmt.Fprintf(w, "%s (%s): %d rows read; %d %s imported (%d rows, %d new videos, %d with changed text), %d already in the archive",
+		r.File, layout, r.Rows, r.Imported, what, r.ImportedRows, r.NewVideos, r.UpdatedVideos, r.AlreadyThere)
+	if timed {
+		fmt.Fprintf(w, "; %.1fs, %.0f rows/s", r.Seconds, r.RowsPerSecond)
+	}
+	fmt.Fprintln(w)
 	if r.Skipped > 0 {
 		var kinds []string
 		for _, k := range slices.Sorted(maps.Keys(r.SkippedBy)) {
