@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -21,8 +22,9 @@ import (
 
 func (c *cli) importCmd() *cobra.Command {
 	var (
-		region string
-		asJSON bool
+		region  string
+		asJSON  bool
+		merge   string
 	)
 	cmd := &cobra.Command{
 		Use:   "import FILE...",
@@ -59,12 +61,19 @@ finished. Ctrl-C, or a file that cannot be read further, stores the charts alrea
 read, then stops. An export's
 category column teaches the archive the names of the categories it holds
 (they never replace names videoCategories.list gave). Progress goes to stderr
-when stderr is a terminal; a summary per file always does.`,
+when stderr is a terminal; a summary per file always does. After an import
+of 50,000 chart positions or more, the search index is merged into one
+segment, as "ytrend optimize" does (about 25 s at a million videos; Ctrl-C
+stops the merge and keeps the import; --merge never skips it, --merge always
+merges after any import that stored something).`,
 		Example: `  ytrend import USvideos.csv GBvideos.csv
   ytrend import trending.csv --region DE
   ytrend import backup.jsonl --json`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if merge != "auto" && merge != "always" && merge != "never" {
+				return usageError{fmt.Errorf("--merge: %q is not auto, always or never", merge)}
+			}
 			var code regions.Code
 			if region != "" {
 				codes, err := parseRegions([]string{region})
@@ -105,6 +114,9 @@ when stderr is a terminal; a summary per file always does.`,
 			if !asJSON {
 				printImports(c.stderr, reports)
 			}
+			if failure == nil {
+				failure = mergeAfterImport(stop.Soft, a.db, reports, merge, c.stderr)
+			}
 			if asJSON {
 				if err := writeJSON(c.stdout, reports); err != nil {
 					return err
@@ -115,7 +127,47 @@ when stderr is a terminal; a summary per file always does.`,
 	}
 	cmd.Flags().StringVar(&region, "region", "", "the region of public dataset files whose names do not say it")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON report per file on stdout")
+	cmd.Flags().StringVar(&merge, "merge", "auto", "merge the search index into one segment afterwards: auto (after 50,000 positions or more), always, never")
 	return cmd
+}
+
+// mergeRows is the fewest chart positions an import stores for it to merge
+// the search index afterwards. FTS5 leaves a large import's index in several
+// segments, and every rowid range a search reads seeks each of them: merged,
+// a million-video archive's searches took a third less CPU (BENCHMARKS.md,
+// issue 21). The merge rewrites the whole index (about 25 s at a million
+// videos), so a small import into a large archive leaves it to the daily
+// upkeep.
+const mergeRows = 50_000
+
+// mergeAfterImport merges the search index (store.Optimize, as "ytrend
+// optimize") after an import that stored at least mergeRows positions
+// (--merge auto), or any (always), unless told never. A
+// stop (the first Ctrl-C) ends the merge between two of its short
+// transactions: the import is kept whole, and the next optimize carries on.
+func mergeAfterImport(ctx context.Context, db *store.DB, reports []view.ImportReport, when string, stderr io.Writer) error {
+	rows := 0
+	for _, r := range reports {
+		rows += r.ImportedRows
+	}
+	if when == "never" || rows == 0 || (when == "auto" && rows < mergeRows) {
+		return nil
+	}
+	segments, err := db.IndexSegments(ctx)
+	if err != nil || segments <= 1 {
+		return err
+	}
+	start := time.Now()
+	fmt.Fprintf(stderr, "merging the search index (%d segments) so searches read one ...\n", segments)
+	if err := db.Optimize(ctx); err != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintln(stderr, "merge stopped: every chart is imported; \"ytrend optimize\" (or the daily upkeep of \"ytrend run\") finishes it")
+			return nil
+		}
+		return fmt.Errorf("the import is complete, but merging the search index failed (\"ytrend optimize\" retries it): %w", err)
+	}
+	fmt.Fprintf(stderr, "search index merged in %.1fs\n", time.Since(start).Seconds())
+	return nil
 }
 
 // importFile is one file, opened and its layout told.

@@ -123,3 +123,42 @@ func TestOlderArchiveControlCharactersPrintedAsEscapes(t *testing.T) {
 		}
 	}
 }
+
+// A large import ends with the search index merged into one segment, as
+// "ytrend optimize" would; --merge never leaves it as the batches left it,
+// and auto leaves a small import's alone. Each 5,000-position batch
+// commits a segment of its own, so three batches leave three.
+func TestImportMergesTheIndexAfterALargeImport(t *testing.T) {
+	t.Parallel()
+	const header = "video_id,title,publishedAt,channelId,channelTitle,categoryId,trending_date,tags,view_count,likes,dislikes,comment_count,thumbnail_link,comments_disabled,ratings_disabled,description\n"
+	var b strings.Builder
+	b.WriteString(header)
+	day := time.Date(2021, 1, 1, 0, 0, 0, 0, time.UTC)
+	for d := 0; d < 75; d++ { // 75 days x 200 = 15,000 positions, 3 batches
+		for r := 0; r < 200; r++ {
+			fmt.Fprintf(&b, "v%04d%06d,Video %d of day %d,2020-12-31T00:00:00Z,UC1,Channel,22,%s,[None],10,1,0,1,,False,False,text %d\n",
+				d, r, r, d, day.AddDate(0, 0, d).Format(time.RFC3339), r)
+		}
+	}
+	segments := func(w *world) int {
+		db := w.openDB()
+		defer db.Close()
+		n, err := db.IndexSegments(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for _, tc := range []struct {
+		flag   string
+		merged bool
+	}{{"--merge=never", false}, {"--merge=auto", false}, {"--merge=always", true}} {
+		w := newWorld(t, sim.Config{})
+		w.write("US_youtube_trending_data.csv", b.String())
+		r := w.mustRun("import", "US_youtube_trending_data.csv", tc.flag)
+		n := segments(w)
+		if tc.merged != (n == 1) || tc.merged != strings.Contains(r.stderr, "search index merged") {
+			t.Errorf("import %s: %d index segments after it, stderr:\n%s\nwant merged: %v", tc.flag, n, r.stderr, tc.merged)
+		}
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"sort"
 	"syscall"
@@ -40,6 +41,7 @@ func main() {
 	useCPU := flag.Bool("cpu", false, "CPU ms instead of wall")
 	verbose := flag.Bool("v", false, "print each query")
 	check := flag.Bool("check", false, "compare with exhaustive")
+	profile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file (leave out -check: its exhaustive searches would be in it)")
 	flag.Parse()
 	ctx := context.Background()
 	t0 := time.Now()
@@ -57,6 +59,16 @@ func main() {
 	}
 	if err := json.Unmarshal(b, &qs); err != nil {
 		panic(err)
+	}
+	if *profile != "" {
+		f, err := os.Create(*profile)
+		if err != nil {
+			panic(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			panic(err)
+		}
+		defer pprof.StopCPUProfile()
 	}
 	res := map[string][]float64{}
 	mins := make([]float64, len(qs))
