@@ -22,9 +22,9 @@ import (
 
 func (c *cli) importCmd() *cobra.Command {
 	var (
-		region  string
-		asJSON  bool
-		merge   string
+		region string
+		asJSON bool
+		merge  string
 	)
 	cmd := &cobra.Command{
 		Use:   "import FILE...",
