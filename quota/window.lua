@@ -1,6 +1,7 @@
--- window.lua: the functions every quota script shares. It is prepended to
--- each script's own file (see redis.go), so a script is window.lua followed by
--- the file named after it.
+-- window.lua: the functions every quota script shares. It is the code of the
+-- Redis Function library (see redis.go) above the scripts, each of which is
+-- the body of one function: it runs once when the library is loaded, and its
+-- locals live as long as the library does in this server process.
 --
 -- A limit of a credential is two keys:
 --   ytrend:{cred}:log:<limit>    sorted set, one member per reservation:
@@ -159,12 +160,28 @@ end
 -- so the books are certified by the process that holds them, not only by
 -- what the keys say: a snapshot carries its epoch key and its certificates
 -- back in time with it.
+--
+-- INFO server costs as much as a reservation's other commands together, and
+-- a process's run id never changes, so it is read once per load of the
+-- library: run_id is a local of the library, which lives in this process's
+-- Lua VM and nowhere else (not in a key, a snapshot or a replica). Whatever
+-- replaces the library (a restart, FUNCTION LOAD REPLACE, FUNCTION FLUSH, a
+-- replica's full sync) runs this file again and starts without it.
+local run_id = nil
 local function server_id()
+  if run_id then
+    return run_id
+  end
   local info = redis.call('INFO', 'server')
   -- A plain find, then a match anchored there: an unanchored pattern
   -- tries every position of the section.
   local at = string.find(info, 'run_id:', 1, true)
-  return at and string.match(info, '^%x+', at + 7) or 'unknown'
+  local id = at and string.match(info, '^%x+', at + 7)
+  if not id then
+    return 'unknown'
+  end
+  run_id = id
+  return id
 end
 
 -- parse_epoch reads the epoch key's value (false if missing): id (nil when
