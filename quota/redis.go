@@ -201,33 +201,39 @@ const (
 	keySeq       = "seq"
 )
 
-// limitArgs appends each limit's keys and its units, window and ttl.
+// limitArgs appends each limit's keys and its units and window.
 func limitArgs(cred string, keys []string, args []any, limits []charge) ([]string, []any) {
 	for _, c := range limits {
 		keys = append(keys, key(cred, keyLog, c.name), key(cred, keyTotal, c.name))
-		args = append(args, c.units, micros(c.window), ttl(c.window))
+		args = append(args, c.units, micros(c.window))
 	}
 	return keys, args
 }
 
 func (r *Redis) reserve(ctx context.Context, cred string, rv reservation) (decision, error) {
 	keys := make([]string, 0, 5+2*len(rv.charges))
-	args := make([]any, 0, 6+4*len(rv.charges))
+	args := make([]any, 0, 7+3*len(rv.charges))
 	keys = append(keys, key(cred, keyExhausted))
 	if rv.call == "" {
 		keys = append(keys, keys[0])
 	} else {
 		keys = append(keys, key(cred, keyExhausted, rv.call))
 	}
-	keys = append(keys, key(cred, keyEpoch), key(cred, keyEpoch, keyInfo), key(cred, keyLeader))
+	keys = append(keys, key(cred, keyEpoch), key(cred, keyLeader))
+	for _, c := range rv.charges {
+		keys = append(keys, key(cred, keyTotal, c.name))
+	}
+	keys = append(keys, key(cred, keyEpoch, keyInfo))
+	for _, c := range rv.charges {
+		keys = append(keys, key(cred, keyLog, c.name))
+	}
 	callerID := "0"
 	if rv.callerID {
 		callerID = "1"
 	}
 	args = append(args, rv.id, rv.epoch, newEpoch(), micros(rv.grace), rv.fence.value(), callerID, rv.seen)
 	for _, c := range rv.charges {
-		keys = append(keys, key(cred, keyLog, c.name), key(cred, keyTotal, c.name))
-		args = append(args, c.units, micros(c.window), ttl(c.window), c.cost)
+		args = append(args, c.units, micros(c.window), c.cost)
 	}
 	v, err := r.runWrite(ctx, reserveFn, keys, args)
 	var unacked waitError
@@ -280,7 +286,7 @@ func (r *Redis) reserve(ctx context.Context, cred string, rv reservation) (decis
 }
 
 func (r *Redis) release(ctx context.Context, cred, id string, limits []charge) (bool, error) {
-	keys, args := limitArgs(cred, make([]string, 0, 2*len(limits)), append(make([]any, 0, 1+3*len(limits)), id), limits)
+	keys, args := limitArgs(cred, make([]string, 0, 2*len(limits)), append(make([]any, 0, 1+2*len(limits)), id), limits)
 	v, err := r.runWrite(ctx, releaseFn, keys, args)
 	if err != nil {
 		return false, scriptError(err, limits)
@@ -372,7 +378,7 @@ func (r *Redis) status(ctx context.Context, cred string, calls []string, limits 
 func (r *Redis) sync(ctx context.Context, cred string, sr syncRequest) (syncResult, error) {
 	keys := make([]string, 0, 2+2*len(sr.limits))
 	keys = append(keys, key(cred, keyEpoch), key(cred, keyEpoch, keyInfo))
-	args := make([]any, 0, 6+4*len(sr.limits)+len(sr.entries)*(2+len(sr.limits)))
+	args := make([]any, 0, 6+3*len(sr.limits)+len(sr.entries)*(2+len(sr.limits)))
 	mode := "0"
 	switch {
 	case sr.restoring:
@@ -391,7 +397,7 @@ func (r *Redis) sync(ctx context.Context, cred string, sr syncRequest) (syncResu
 		default:
 			since = strconv.FormatInt(sr.copyFrom[i].UnixMicro(), 10)
 		}
-		args = append(args, c.units, micros(c.window), ttl(c.window), since)
+		args = append(args, c.units, micros(c.window), since)
 	}
 	for _, e := range sr.entries {
 		args = append(args, e.id, e.at.UnixMicro())
