@@ -87,6 +87,9 @@ for i, l in ipairs(limits) do
   if dirty[i] then
     put_total(l, used[i])
   end
+  -- A grant does not clear a log's TTL (one a version that set TTLs left):
+  -- every sync does, so a process's first contact and each watch tick do.
+  redis.call('PERSIST', l.log)
 end
 if added > 0 and ARGV[5] == 'audit' and not restored and not lost then
   -- The ledger had lost grants it had acknowledged, and others may have

@@ -110,9 +110,9 @@ end
 -- nothing is left in the window (the log still holds its certificate). SET
 -- without an expiry clears any TTL, and PERSIST clears the log's: keys
 -- written by a version that set TTLs stop being candidates for eviction.
--- (A grant writes its totals with MSET and no PERSIST: a sync, which every
--- process runs at its first contact and every audit, and a new epoch clear
--- the logs' TTLs.)
+-- (A grant writes its totals with MSET and no PERSIST: every sync, which
+-- each process runs at its first contact and `ytrend run` every few
+-- seconds, and a new epoch clear the logs' TTLs.)
 local function put_total(l, used)
   if used > 0 then
     redis.call('SET', l.total, total_value(l, used))
