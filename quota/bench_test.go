@@ -412,7 +412,7 @@ func BenchmarkMirrorEpochCheck(b *testing.B) {
 			if !whole {
 				first()
 			}
-			report := serverCost(b, rdb, "evalsha")
+			report := serverCost(b, rdb, "fcall")
 			for b.Loop() {
 				if whole {
 					first()
