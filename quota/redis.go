@@ -574,8 +574,8 @@ func (r *Redis) run(ctx context.Context, fn string, keys []string, args []any) (
 // redisError separates "Redis could not be asked" (a dial failure, a broken
 // connection, a timeout: the call's Policy decides) from "Redis answered
 // with an error". Any reply is an answer, and it refuses: OOM (a full
-// server under noeviction), READONLY (a demoted master), LOADING, NOSCRIPT
-// after go-redis' own retry, a script error. Failing open on one of those
+// server under noeviction), READONLY (a demoted master), LOADING, "Function
+// not found" after the library was loaded again, a script error. Failing open on one of those
 // would grant past a limit that Redis itself still holds.
 func redisError(err error) error {
 	var rerr redis.Error
