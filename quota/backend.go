@@ -157,15 +157,6 @@ type leaseState struct {
 	at    time.Time
 }
 
-// ttlSlack is how much longer than its window a Redis key lives after its
-// last write, so a key never expires while one of its entries still counts.
-const ttlSlack = time.Second
-
-// ttl is the PEXPIRE of a log of the given window, in milliseconds.
-func ttl(window time.Duration) int64 {
-	return int64((window + ttlSlack + time.Millisecond - 1) / time.Millisecond)
-}
-
 // pastMarkError is a backend's answer to a mark that would already be over.
 type pastMarkError struct{ until, now time.Time }
 

@@ -118,7 +118,7 @@ func BenchmarkRedisReserve(b *testing.B) {
 				cfg := benchConfig(redistest.Prefix(b))
 				l := newLimiter(b, cfg, quota.NewRedis(rdb))
 				b.Cleanup(func() { deleteCredential(b, rdb, cfg.Credential) })
-				report := serverCost(b, rdb, "evalsha")
+				report := serverCost(b, rdb, "fcall")
 				runOps(b, n, func(ctx context.Context) error {
 					_, err := l.Reserve(ctx, "", quota.WithCost(cost))
 					return err
@@ -142,7 +142,7 @@ func BenchmarkRedisReserveDefault(b *testing.B) {
 			}
 			l := newLimiter(b, cfg, quota.NewRedis(rdb))
 			b.Cleanup(func() { deleteCredential(b, rdb, cfg.Credential) })
-			report := serverCost(b, rdb, "evalsha")
+			report := serverCost(b, rdb, "fcall")
 			runOps(b, 1, func(ctx context.Context) error { _, err := l.Reserve(ctx, call); return err })
 			report()
 		})
@@ -412,7 +412,7 @@ func BenchmarkMirrorEpochCheck(b *testing.B) {
 			if !whole {
 				first()
 			}
-			report := serverCost(b, rdb, "evalsha")
+			report := serverCost(b, rdb, "fcall")
 			for b.Loop() {
 				if whole {
 					first()

@@ -33,9 +33,10 @@
 // clocks still share one window. The embedded ledger reads the host clock
 // once per reservation, inside the write transaction.
 //
-// Atomic: one reservation is one Lua script (Redis) or one BEGIN IMMEDIATE
-// transaction (ledger) that prunes every limit, checks all of them, and only
-// then records the reservation in all of them. A refusal consumes nothing
+// Atomic: one reservation is one Lua script (Redis: a function of one
+// Function library, FCALL) or one BEGIN IMMEDIATE transaction (ledger) that
+// prunes every limit, checks all of them, and only then records the
+// reservation in all of them. A refusal consumes nothing
 // anywhere. Each reservation is a single log entry "<id>|<cost>" beside a
 // running total, so a 100-unit call costs the time and memory of a 1-unit
 // call, and its Retry-After is exact: the oldest entries are walked until
@@ -60,8 +61,10 @@
 // WithMirror), copied on each Sync. On Redis the ledger's identity, its
 // epoch, sits beside the data it certifies: every log holds the epoch's
 // certificate, no key has a TTL, the epoch names the server process that
-// holds it (INFO run_id), and it counts its writes (seq), which every reply
-// reports. A missing epoch (even on a brand-new Redis), another server
+// holds it (INFO run_id, read once per load of the library: a local of the
+// library lives exactly as long as that process's Lua VM, so it is the run
+// id of the process running the call, never a stale one), and it counts its
+// writes (seq), which every reply reports. A missing epoch (even on a brand-new Redis), another server
 // process (any restart or failover), a log without its certificate, a
 // caller that saw more writes than the epoch holds, or an audit that finds
 // one of its grants missing is a loss, found by whichever process calls
@@ -97,8 +100,14 @@
 //
 // # Backends
 //
-// NewRedis keeps the log in Redis, under keys that share the hash tag
-// ytrend:{<credential>}: so it runs on Redis Cluster. Logs, totals and the
+// NewRedis keeps the log in Redis (7.0 or later), under keys that share the
+// hash tag ytrend:{<credential>}: so it runs on Redis Cluster. Its scripts
+// are one Function library named for a hash of its code, loaded by the
+// backend itself whenever a server answers "Function not found" (on every
+// master of a Cluster; replicas, and so a Sentinel's next master, get it by
+// replication). Versions of ytrend with other libraries, or with the EVAL
+// scripts before them, share the same keys and formats, so they can spend
+// from one ledger during an upgrade. Logs, totals and the
 // epoch never expire (an idle log keeps its certificate), so volatile-*
 // eviction never takes them; only marks and the lease have a TTL. NewSQLite keeps it in the archive's SQLite file
 // (migrations/0002_quota.sql, 0003_quota_books.sql, 0012_quota_window.sql):

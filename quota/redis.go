@@ -2,7 +2,9 @@ package quota
 
 import (
 	"context"
+	"crypto/sha256"
 	_ "embed"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
@@ -12,10 +14,20 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// The scripts. Each is window.lua (the shared prune, clock and epoch
-// functions) followed by its own file, whose header states its KEYS, ARGV and
-// reply. redis.Script.Run sends EVALSHA and falls back to EVAL when the
-// server's script cache was flushed (SCRIPT FLUSH, restart, failover).
+// The scripts, as one Redis Function library (FUNCTION LOAD, FCALL). Each
+// script's file, whose header states its KEYS, ARGV and reply, is the body of
+// one function; window.lua, the shared prune, clock and epoch functions, is
+// the library's own code above them, run once per load, not once per call.
+// That is what makes the library worth it: a local of the library lives
+// exactly as long as the server process's Lua VM, so it can hold what the
+// process cannot change (its run id, read once from INFO instead of on every
+// call; see server_id in window.lua).
+//
+// The library's name, and its functions', carry a hash of its code, so two
+// versions of ytrend spending from one Redis each call their own. A server
+// that lacks the library (a restart that lost everything, FUNCTION FLUSH, a
+// new master of a Cluster) answers "Function not found"; the call loads it
+// (on every master of a Cluster) and runs again, as EVALSHA's NOSCRIPT did.
 var (
 	//go:embed window.lua
 	windowLua string
@@ -34,19 +46,109 @@ var (
 	//go:embed time.lua
 	timeLua string
 
-	reserveScript = redis.NewScript(windowLua + reserveLua)
-	releaseScript = redis.NewScript(windowLua + releaseLua)
-	statusScript  = redis.NewScript(windowLua + statusLua)
-	markScript    = redis.NewScript(windowLua + markLua)
-	syncScript    = redis.NewScript(windowLua + syncLua)
-	leaseScript   = redis.NewScript(windowLua + leaseLua)
-	timeScript    = redis.NewScript(windowLua + timeLua)
+	lib = newLibrary(windowLua,
+		libFunc{name: "reserve", body: reserveLua},
+		libFunc{name: "release", body: releaseLua},
+		libFunc{name: "status", body: statusLua},
+		libFunc{name: "mark", body: markLua},
+		libFunc{name: "sync", body: syncLua},
+		libFunc{name: "lease", body: leaseLua},
+		// Redis' clock alone: it may run on a replica and on a full server.
+		libFunc{name: "time", body: timeLua, flags: "no-writes"},
+	)
+	reserveFn = lib.fn("reserve")
+	releaseFn = lib.fn("release")
+	statusFn  = lib.fn("status")
+	markFn    = lib.fn("mark")
+	syncFn    = lib.fn("sync")
+	leaseFn   = lib.fn("lease")
+	timeFn    = lib.fn("time")
 )
 
+// library is the Redis Function library: its versioned name and its code.
+type library struct {
+	name string // "ytrend_<hash of the code>"
+	code string
+	fns  map[string]bool
+}
+
+// libFunc is one script of the library: a file whose KEYS and ARGV become
+// the function's arguments, and the function's flags ("" for none).
+type libFunc struct{ name, body, flags string }
+
+func newLibrary(shared string, fns ...libFunc) *library {
+	h := sha256.New()
+	h.Write([]byte(shared))
+	for _, f := range fns {
+		fmt.Fprintf(h, "\x00%s\x00%s\x00%s", f.name, f.flags, f.body)
+	}
+	l := &library{name: "ytrend_" + hex.EncodeToString(h.Sum(nil))[:12], fns: map[string]bool{}}
+	var b strings.Builder
+	fmt.Fprintf(&b, "#!lua name=%s\n%s\n", l.name, shared)
+	for _, f := range fns {
+		flags := ""
+		if f.flags != "" {
+			flags = ", flags = {'" + f.flags + "'}"
+		}
+		fmt.Fprintf(&b, "redis.register_function{function_name = '%s_%s'%s, callback = function(KEYS, ARGV)\n%s\nend}\n",
+			l.name, f.name, flags, f.body)
+		l.fns[f.name] = true
+	}
+	l.code = b.String()
+	return l
+}
+
+// fn is the name a function of the library is called by.
+func (l *library) fn(name string) string {
+	if !l.fns[name] {
+		panic("quota: no function " + name + " in the library")
+	}
+	return l.name + "_" + name
+}
+
+// rediser is what the backend needs of a go-redis client: *redis.Client
+// (standalone or Sentinel), *redis.ClusterClient, *redis.Ring, and the
+// *redis.Conn a write and its WAIT share.
+type rediser interface {
+	FCall(ctx context.Context, function string, keys []string, args ...any) *redis.Cmd
+	FunctionLoadReplace(ctx context.Context, code string) *redis.StringCmd
+}
+
+// fcall runs function fn on c. When c's server lacks the library it loads
+// it and runs fn again: once, since a server that still lacks it is an
+// answer. A Cluster gets it on every master, and a Ring on every shard, so
+// that each credential's node has it; replicas get it from their master.
+func fcall(ctx context.Context, c rediser, fn string, keys []string, args []any) (any, error) {
+	v, err := c.FCall(ctx, fn, keys, args...).Result()
+	if err == nil || !strings.HasPrefix(err.Error(), "ERR Function not found") {
+		return v, err
+	}
+	if err := loadLibrary(ctx, c); err != nil {
+		return nil, fmt.Errorf("FUNCTION LOAD %s: %w", lib.name, err)
+	}
+	return c.FCall(ctx, fn, keys, args...).Result()
+}
+
+// loadLibrary loads (or loads again: it is the same code under the same
+// name) the library on every node of c that can run its functions.
+func loadLibrary(ctx context.Context, c rediser) error {
+	load := func(ctx context.Context, node *redis.Client) error {
+		return node.FunctionLoadReplace(ctx, lib.code).Err()
+	}
+	switch c := c.(type) {
+	case *redis.ClusterClient:
+		return c.ForEachMaster(ctx, load)
+	case *redis.Ring:
+		return c.ForEachShard(ctx, load)
+	}
+	return c.FunctionLoadReplace(ctx, lib.code).Err()
+}
+
 // Redis keeps the log in Redis, shared by every process and host that spends
-// from the same credential. Every operation is one Lua script on Redis' clock.
+// from the same credential. Every operation is one function of the library
+// (one Lua script) on Redis' clock.
 type Redis struct {
-	rdb redis.Scripter
+	rdb rediser
 	// boundByClient: the client itself cuts a call off at its context's
 	// deadline (ContextTimeoutEnabled), so run need not watch the context.
 	boundByClient bool
@@ -55,13 +157,13 @@ type Redis struct {
 }
 
 // NewRedis returns a backend over rdb (a *redis.Client, *redis.ClusterClient
-// or *redis.Ring). All keys of one credential share a hash tag, so a Cluster
-// runs each script on one node.
+// or *redis.Ring) on Redis 7.0 or later. All keys of one credential share a
+// hash tag, so a Cluster runs each function on one node.
 //
 // Config.Timeout bounds every call whatever the client's options. Give the
 // client ContextTimeoutEnabled: true: it then ends a timed-out call itself and
 // frees its connection at once, and Reserve avoids a goroutine per call.
-func NewRedis(rdb redis.Scripter, opts ...RedisOption) *Redis {
+func NewRedis(rdb rediser, opts ...RedisOption) *Redis {
 	r := &Redis{rdb: rdb}
 	for _, opt := range opts {
 		opt(r)
@@ -99,35 +201,41 @@ const (
 	keySeq       = "seq"
 )
 
-// limitArgs appends each limit's keys and its units, window and ttl.
+// limitArgs appends each limit's keys and its units and window.
 func limitArgs(cred string, keys []string, args []any, limits []charge) ([]string, []any) {
 	for _, c := range limits {
 		keys = append(keys, key(cred, keyLog, c.name), key(cred, keyTotal, c.name))
-		args = append(args, c.units, micros(c.window), ttl(c.window))
+		args = append(args, c.units, micros(c.window))
 	}
 	return keys, args
 }
 
 func (r *Redis) reserve(ctx context.Context, cred string, rv reservation) (decision, error) {
 	keys := make([]string, 0, 5+2*len(rv.charges))
-	args := make([]any, 0, 6+4*len(rv.charges))
+	args := make([]any, 0, 7+3*len(rv.charges))
 	keys = append(keys, key(cred, keyExhausted))
 	if rv.call == "" {
 		keys = append(keys, keys[0])
 	} else {
 		keys = append(keys, key(cred, keyExhausted, rv.call))
 	}
-	keys = append(keys, key(cred, keyEpoch), key(cred, keyEpoch, keyInfo), key(cred, keyLeader))
+	keys = append(keys, key(cred, keyEpoch), key(cred, keyLeader))
+	for _, c := range rv.charges {
+		keys = append(keys, key(cred, keyTotal, c.name))
+	}
+	keys = append(keys, key(cred, keyEpoch, keyInfo))
+	for _, c := range rv.charges {
+		keys = append(keys, key(cred, keyLog, c.name))
+	}
 	callerID := "0"
 	if rv.callerID {
 		callerID = "1"
 	}
 	args = append(args, rv.id, rv.epoch, newEpoch(), micros(rv.grace), rv.fence.value(), callerID, rv.seen)
 	for _, c := range rv.charges {
-		keys = append(keys, key(cred, keyLog, c.name), key(cred, keyTotal, c.name))
-		args = append(args, c.units, micros(c.window), ttl(c.window), c.cost)
+		args = append(args, c.units, micros(c.window), c.cost)
 	}
-	v, err := r.runWrite(ctx, reserveScript, keys, args)
+	v, err := r.runWrite(ctx, reserveFn, keys, args)
 	var unacked waitError
 	if errors.As(err, &unacked) {
 		// Decided, but not on enough replicas: a grant is an error (the
@@ -178,8 +286,8 @@ func (r *Redis) reserve(ctx context.Context, cred string, rv reservation) (decis
 }
 
 func (r *Redis) release(ctx context.Context, cred, id string, limits []charge) (bool, error) {
-	keys, args := limitArgs(cred, make([]string, 0, 2*len(limits)), append(make([]any, 0, 1+3*len(limits)), id), limits)
-	v, err := r.runWrite(ctx, releaseScript, keys, args)
+	keys, args := limitArgs(cred, make([]string, 0, 2*len(limits)), append(make([]any, 0, 1+2*len(limits)), id), limits)
+	v, err := r.runWrite(ctx, releaseFn, keys, args)
 	if err != nil {
 		return false, scriptError(err, limits)
 	}
@@ -198,7 +306,7 @@ func (r *Redis) mark(ctx context.Context, cred string, calls []string, until tim
 			keys = append(keys, key(cred, keyExhausted, c))
 		}
 	}
-	v, err := r.runWrite(ctx, markScript, keys, []any{until.UnixMicro(), reason})
+	v, err := r.runWrite(ctx, markFn, keys, []any{until.UnixMicro(), reason})
 	if err != nil {
 		return err
 	}
@@ -220,7 +328,7 @@ func (r *Redis) status(ctx context.Context, cred string, calls []string, limits 
 	}
 	keys = append(keys, key(cred, keyEpoch), key(cred, keyEpoch, keyInfo), key(cred, keyLeader))
 	keys, args := limitArgs(cred, keys, []any{len(calls)}, limits)
-	v, err := r.run(ctx, statusScript, keys, args)
+	v, err := r.run(ctx, statusFn, keys, args)
 	if err != nil {
 		return snapshot{}, scriptError(err, limits)
 	}
@@ -270,7 +378,7 @@ func (r *Redis) status(ctx context.Context, cred string, calls []string, limits 
 func (r *Redis) sync(ctx context.Context, cred string, sr syncRequest) (syncResult, error) {
 	keys := make([]string, 0, 2+2*len(sr.limits))
 	keys = append(keys, key(cred, keyEpoch), key(cred, keyEpoch, keyInfo))
-	args := make([]any, 0, 6+4*len(sr.limits)+len(sr.entries)*(2+len(sr.limits)))
+	args := make([]any, 0, 6+3*len(sr.limits)+len(sr.entries)*(2+len(sr.limits)))
 	mode := "0"
 	switch {
 	case sr.restoring:
@@ -289,7 +397,7 @@ func (r *Redis) sync(ctx context.Context, cred string, sr syncRequest) (syncResu
 		default:
 			since = strconv.FormatInt(sr.copyFrom[i].UnixMicro(), 10)
 		}
-		args = append(args, c.units, micros(c.window), ttl(c.window), since)
+		args = append(args, c.units, micros(c.window), since)
 	}
 	for _, e := range sr.entries {
 		args = append(args, e.id, e.at.UnixMicro())
@@ -297,7 +405,7 @@ func (r *Redis) sync(ctx context.Context, cred string, sr syncRequest) (syncResu
 			args = append(args, c)
 		}
 	}
-	v, err := r.runWrite(ctx, syncScript, keys, args)
+	v, err := r.runWrite(ctx, syncFn, keys, args)
 	var unacked waitError
 	if errors.As(err, &unacked) {
 		// The master answered and holds what was sent; too few replicas
@@ -359,7 +467,7 @@ func parseCopy(v any, limit string) (logCopy, error) {
 
 func (r *Redis) lease(ctx context.Context, cred string, op leaseOp, holder string, ttl time.Duration, token int64) (leaseState, error) {
 	keys := []string{key(cred, keyLeader), key(cred, keyLeader, keySeq)}
-	v, err := r.runWrite(ctx, leaseScript, keys, []any{string(op), holder, ttl.Milliseconds(), token})
+	v, err := r.runWrite(ctx, leaseFn, keys, []any{string(op), holder, ttl.Milliseconds(), token})
 	if err != nil {
 		return leaseState{}, err
 	}
@@ -372,7 +480,7 @@ func (r *Redis) lease(ctx context.Context, cred string, op leaseOp, holder strin
 }
 
 func (r *Redis) now(ctx context.Context) (time.Time, error) {
-	v, err := r.run(ctx, timeScript, nil, nil)
+	v, err := r.run(ctx, timeFn, nil, nil)
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -435,9 +543,9 @@ func fromMicros(us int64) time.Time {
 // for ReadTimeout times MaxRetries. Waiting on ctx here makes Config.Timeout
 // hold for any client. A script abandoned this way may still run on the
 // server: that is a lost reply, which the reservation ID makes harmless.
-func (r *Redis) run(ctx context.Context, s *redis.Script, keys []string, args []any) (any, error) {
+func (r *Redis) run(ctx context.Context, fn string, keys []string, args []any) (any, error) {
 	if r.boundByClient {
-		v, err := s.Run(ctx, r.rdb, keys, args...).Result()
+		v, err := fcall(ctx, r.rdb, fn, keys, args)
 		if err != nil {
 			return nil, redisError(err)
 		}
@@ -449,7 +557,7 @@ func (r *Redis) run(ctx context.Context, s *redis.Script, keys []string, args []
 	}
 	done := make(chan reply, 1)
 	go func() {
-		v, err := s.Run(ctx, r.rdb, keys, args...).Result()
+		v, err := fcall(ctx, r.rdb, fn, keys, args)
 		done <- reply{v, err}
 	}()
 	select {
@@ -466,8 +574,8 @@ func (r *Redis) run(ctx context.Context, s *redis.Script, keys []string, args []
 // redisError separates "Redis could not be asked" (a dial failure, a broken
 // connection, a timeout: the call's Policy decides) from "Redis answered
 // with an error". Any reply is an answer, and it refuses: OOM (a full
-// server under noeviction), READONLY (a demoted master), LOADING, NOSCRIPT
-// after go-redis' own retry, a script error. Failing open on one of those
+// server under noeviction), READONLY (a demoted master), LOADING, "Function
+// not found" after the library was loaded again, a script error. Failing open on one of those
 // would grant past a limit that Redis itself still holds.
 func redisError(err error) error {
 	var rerr redis.Error

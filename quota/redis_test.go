@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -70,6 +72,135 @@ func TestRedisScriptFlush(t *testing.T) {
 		if err := s.run(); err != nil {
 			t.Fatalf("%s after SCRIPT FLUSH: %v", s.name, err)
 		}
+	}
+}
+
+// TestRedisFunctionFlush: the scripts are a function library, and a server
+// that lost it (FUNCTION FLUSH; a restart without persistence, a new node)
+// answers "Function not found": every operation loads it again, and still
+// works and counts. A private server, since FUNCTION FLUSH empties every
+// library of the server.
+func TestRedisFunctionFlush(t *testing.T) {
+	t.Parallel()
+	srv := redistest.StartServer(t)
+	cfg := testConfig()
+	cfg.Credential = redistest.Prefix(t)
+	l := newLimiter(t, cfg, quota.NewRedis(openURL(t, srv.URL())))
+	ctx := context.Background()
+	rdb := srv.Client()
+	flush := func() {
+		t.Helper()
+		if err := rdb.FunctionFlush(ctx).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if libs, err := rdb.FunctionList(ctx, redis.FunctionListQuery{}).Result(); err != nil || len(libs) != 0 {
+			t.Fatalf("after FUNCTION FLUSH: libraries %v (%v), want none", libs, err)
+		}
+	}
+	steps := []struct {
+		name string
+		run  func() error
+	}{
+		{"reserve", func() error { mustGrant(t, l, "videos.list"); return nil }},
+		{"reserve search", func() error { mustGrant(t, l, "search.list", quota.WithID("s")); return nil }},
+		{"status", func() error {
+			if u := used(t, l); u["daily"] != 101 || u["search"] != 100 {
+				t.Errorf("used = %v, want daily 101 search 100", u)
+			}
+			return nil
+		}},
+		{"release", func() error { return l.Release(ctx, "s") }},
+		{"ping", func() error { return l.Ping(ctx) }},
+		{"lease", func() error { _, err := l.Leases().Acquire(ctx, "replica-a", time.Minute); return err }},
+		{"sync", func() error { _, err := l.Sync(ctx, true); return err }},
+		{"mark", func() error { return l.MarkExhausted(ctx, time.Now().Add(time.Minute), "test") }},
+		{"refusal", func() error {
+			if r := mustRefuse(t, l, "videos.list"); r.RefusedBy != "upstream" || r.Limits[0].Used != 1 {
+				t.Errorf("after flush: %+v", r)
+			}
+			return nil
+		}},
+	}
+	for _, s := range steps {
+		flush()
+		if err := s.run(); err != nil {
+			t.Fatalf("%s after FUNCTION FLUSH: %v", s.name, err)
+		}
+		libs, err := rdb.FunctionList(ctx, redis.FunctionListQuery{LibraryNamePattern: "ytrend_*"}).Result()
+		if err != nil || len(libs) != 1 {
+			t.Fatalf("%s: libraries %v (%v), want ytrend's loaded again", s.name, libs, err)
+		}
+	}
+}
+
+// TestRedisSharesBooksWithEvalScripts: during an upgrade, processes of the
+// version before the function library (its EVAL scripts, in testdata/eval)
+// and of this one spend from the same credential. The library keeps every
+// key and format, so each counts the other's grants, the write count goes
+// on, and neither takes the other's books for lost.
+func TestRedisSharesBooksWithEvalScripts(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Client(t)
+	cfg := oneLimit(redistest.Prefix(t), 20, time.Hour, smallCosts)
+	cred := cfg.Credential
+	ctx := context.Background()
+	var src []byte
+	for _, f := range []string{"window.lua", "reserve.lua"} {
+		b, err := os.ReadFile(filepath.Join("testdata", "eval", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		src = append(src, b...)
+	}
+	old := redis.NewScript(string(src))
+	keys := []string{redisKey(cred, "exhausted", ""), redisKey(cred, "exhausted", ""), redisKey(cred, "epoch", ""),
+		redisKey(cred, "epoch", "info"), redisKey(cred, "leader", ""), redisKey(cred, "log", "only"),
+		redisKey(cred, "total", "only")}
+	// oldReserve is the old version's reservation of cost units, in epoch.
+	oldReserve := func(id, epoch string, cost int) []any {
+		t.Helper()
+		v, err := old.Run(ctx, rdb, keys, id, epoch, "fresh-"+id, 0, "", "0", 0,
+			20, time.Hour.Microseconds(), time.Hour.Milliseconds()+1000, cost).Slice()
+		if err != nil {
+			t.Fatalf("old reserve.lua: %v", err)
+		}
+		return v
+	}
+	// The old version starts the books and spends 14 units.
+	first := oldReserve("o0", "", 7)
+	epoch, _ := first[5].(string)
+	if first[0] != int64(2) || epoch != "fresh-o0" {
+		t.Fatalf("old first contact = %v, want code 2 in a new epoch fresh-o0", first)
+	}
+	for _, id := range []string{"o1", "o2"} {
+		if v := oldReserve(id, epoch, 7); v[0] != int64(1) {
+			t.Fatalf("old reserve %s = %v, want granted", id, v)
+		}
+	}
+
+	l := newLimiter(t, cfg, quota.NewRedis(rdb), quota.WithRecord(openStore(t).Writer()))
+	if r := mustGrant(t, l, "one", quota.WithID("n1")); r.Limits[0].Used != 15 {
+		t.Errorf("the library's first grant: used %d, want the old version's 14 + 1", r.Limits[0].Used)
+	}
+	if r := mustRefuse(t, l, "seven"); r.RefusedBy != "only" || r.Limits[0].Used != 15 {
+		t.Errorf("the library past the limit: %+v, want refused by only at 15", r)
+	}
+	if v := oldReserve("o3", epoch, 7); v[0] != int64(0) || v[1] != int64(1) || v[9] != int64(15) {
+		t.Errorf("old reserve past the limit = %v, want refused by limit 1 at 15 units", v)
+	}
+	if v := oldReserve("o4", epoch, 1); v[0] != int64(1) || v[7] != int64(4) || v[9] != int64(16) {
+		t.Errorf("old reserve = %v, want granted as the epoch's 4th write, 16 units", v)
+	}
+	if r := mustGrant(t, l, "one", quota.WithID("n2")); r.Limits[0].Used != 17 {
+		t.Errorf("the library after the old grant: used %d, want 17", r.Limits[0].Used)
+	}
+	st := status(t, l)
+	if st.Ledger.Epoch != epoch || !st.Ledger.Rebuilt.Equal(st.Ledger.Created) {
+		t.Errorf("ledger = %+v, want the old version's epoch %s, never rebuilt since", st.Ledger, epoch)
+	}
+	got, _ := rdb.ZRange(ctx, redisKey(cred, "log", "only"), 0, -1).Result()
+	if want := "o1|7,o2|7,n1|1,o4|1,n2|1,~" + epoch + "|0"; strings.Join(got, ",") != want {
+		t.Errorf("log = %v, want %s", got, want)
 	}
 }
 

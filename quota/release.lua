@@ -2,7 +2,7 @@
 --
 -- KEYS[2i-1], KEYS[2i]    ytrend:{cred}:log:<limit i>, ytrend:{cred}:total:<limit i>   (i = 1..n)
 -- ARGV[1]                 reservation id (only [A-Za-z0-9_.:-], so it is a literal MATCH pattern)
--- ARGV[3i-1 .. 3i+1]      units_i, window_us_i, ttl_ms_i (ignored)
+-- ARGV[2i], ARGV[2i+1]    units_i, window_us_i
 -- Reply: the number of entries removed (0: unknown id, or already outside every window)
 -- Errors: YTREND_CONFLICT as in reserve.lua.
 
@@ -11,8 +11,7 @@ local now = usec()
 local n = #KEYS / 2
 local limits, totals = {}, {}
 for i = 1, n do
-  local a = 3 * i - 1
-  limits[i] = limit(KEYS[2 * i - 1], KEYS[2 * i], ARGV[a], ARGV[a + 1], ARGV[a + 2])
+  limits[i] = limit(KEYS[2 * i - 1], KEYS[2 * i], ARGV[2 * i], ARGV[2 * i + 1])
   totals[i] = redis.call('GET', KEYS[2 * i])
   check_def(i, limits[i], totals[i])
 end

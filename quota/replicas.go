@@ -32,9 +32,9 @@ var errNoWait = errors.New("redis: wait_replicas needs a single-node, Sentinel o
 // runWrite is run for the scripts that write. With WithWaitReplicas it runs
 // the script and WAIT on one connection: the master's for the credential's
 // slot on a Cluster.
-func (r *Redis) runWrite(ctx context.Context, s *redis.Script, keys []string, args []any) (any, error) {
+func (r *Redis) runWrite(ctx context.Context, fn string, keys []string, args []any) (any, error) {
 	if r.waitReplicas <= 0 {
-		return r.run(ctx, s, keys, args)
+		return r.run(ctx, fn, keys, args)
 	}
 	var node *redis.Client
 	cc, cluster := r.rdb.(*redis.ClusterClient)
@@ -50,7 +50,7 @@ func (r *Redis) runWrite(ctx context.Context, s *redis.Script, keys []string, ar
 	default:
 		return nil, errNoWait
 	}
-	v, err := r.runWait(ctx, node, s, keys, args)
+	v, err := r.runWait(ctx, node, fn, keys, args)
 	var moved redis.Error
 	if !errors.As(err, &moved) || !redis.HasErrorPrefix(err, "MOVED") {
 		return v, err
@@ -65,7 +65,7 @@ func (r *Redis) runWrite(ctx context.Context, s *redis.Script, keys []string, ar
 	cc.ReloadState(ctx)
 	f := strings.Fields(moved.Error()) // MOVED <slot> <host:port>
 	if owner := clusterMaster(ctx, cc, f[len(f)-1]); owner != nil {
-		return r.runWait(ctx, owner, s, keys, args)
+		return r.runWait(ctx, owner, fn, keys, args)
 	}
 	return nil, fmt.Errorf("redis: %w", err)
 }
@@ -89,10 +89,10 @@ func clusterMaster(ctx context.Context, cc *redis.ClusterClient, addr string) *r
 // runWait runs the script and WAIT on one connection of node. A MOVED reply
 // comes back as it is; ASK (the slot is migrating) refuses like any other
 // answer.
-func (r *Redis) runWait(ctx context.Context, node *redis.Client, s *redis.Script, keys []string, args []any) (any, error) {
+func (r *Redis) runWait(ctx context.Context, node *redis.Client, fn string, keys []string, args []any) (any, error) {
 	conn := node.Conn()
 	defer conn.Close()
-	v, err := s.Run(ctx, conn, keys, args...).Result()
+	v, err := fcall(ctx, conn, fn, keys, args)
 	switch {
 	case redis.HasErrorPrefix(err, "MOVED"):
 		return nil, err

@@ -7,7 +7,7 @@
 -- KEYS[m+4]                 ytrend:{cred}:leader
 -- KEYS[m+3+2i], KEYS[m+4+2i]  ytrend:{cred}:log:<limit i>, ytrend:{cred}:total:<limit i>   (i = 1..n)
 -- ARGV[1]                   m
--- ARGV[3i-1 .. 3i+1]        units_i, window_us_i, ttl_ms_i (ignored)
+-- ARGV[2i], ARGV[2i+1]      units_i, window_us_i
 -- Reply: {now_us, until_0, reason_0, ..., until_m, reason_m,
 --         epoch, grace_until_us, created_us, rebuilt_us, restored, lease,
 --         used_1, count_1, oldest_us_1, ..., used_n, count_n, oldest_us_n}
@@ -43,8 +43,7 @@ table.insert(r, redis.call('GET', KEYS[m + 4]) or '')
 local base = m + 3
 local limits, totals = {}, {}
 for i = 1, (#KEYS - base - 1) / 2 do
-  local a = 3 * i - 1
-  limits[i] = limit(KEYS[base + 2 * i], KEYS[base + 2 * i + 1], ARGV[a], ARGV[a + 1], ARGV[a + 2])
+  limits[i] = limit(KEYS[base + 2 * i], KEYS[base + 2 * i + 1], ARGV[2 * i], ARGV[2 * i + 1])
   totals[i] = redis.call('GET', limits[i].total)
   check_def(i, limits[i], totals[i])
 end

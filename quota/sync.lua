@@ -16,7 +16,7 @@
 --                          'audit' the caller's record, all of which the ledger should hold: an
 --                          entry it lacks means it lost acknowledged grants, which is a loss
 -- ARGV[6]                  seen: the highest seq the caller saw in the epoch of ARGV[1] (0 for none)
--- ARGV[4i+3 .. 4i+6]       units_i, window_us_i, ttl_ms_i (ignored), since_i: copy limit i's entries
+-- ARGV[3i+4 .. 3i+6]       units_i, window_us_i, since_i: copy limit i's entries
 --                          scored above since_i ('' copies nothing, '-inf' the whole log)
 -- then per entry (2+n values): id, at_us, cost_1, ..., cost_n   (cost 0: not counted by limit i)
 -- Reply: {added, now_us, epoch, grace_until_us, restored, seq, lost, copy_1, ..., copy_n}
@@ -39,9 +39,9 @@ local state = redis.call('MGET', unpack(mget))
 
 local limits = {}
 for i = 1, n do
-  local a = 4 * i + 3
-  local l = limit(KEYS[2 * i + 1], KEYS[2 * i + 2], ARGV[a], ARGV[a + 1], ARGV[a + 2])
-  l.since = ARGV[a + 3]
+  local a = 3 * i + 4
+  local l = limit(KEYS[2 * i + 1], KEYS[2 * i + 2], ARGV[a], ARGV[a + 1])
+  l.since = ARGV[a + 2]
   check_def(i, l, state[i + 1])
   limits[i] = l
 end
@@ -62,7 +62,7 @@ if lost then
 end
 
 local added = 0
-local base = 7 + 4 * n
+local base = 7 + 3 * n
 for e = 0, m - 1 do
   local a = base + e * (2 + n)
   local id = ARGV[a]
@@ -87,6 +87,9 @@ for i, l in ipairs(limits) do
   if dirty[i] then
     put_total(l, used[i])
   end
+  -- A grant does not clear a log's TTL (one a version that set TTLs left):
+  -- every sync does, so a process's first contact and each watch tick do.
+  redis.call('PERSIST', l.log)
 end
 if added > 0 and ARGV[5] == 'audit' and not restored and not lost then
   -- The ledger had lost grants it had acknowledged, and others may have

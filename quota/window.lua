@@ -1,6 +1,7 @@
--- window.lua: the functions every quota script shares. It is prepended to
--- each script's own file (see redis.go), so a script is window.lua followed by
--- the file named after it.
+-- window.lua: the functions every quota script shares. It is the code of the
+-- Redis Function library (see redis.go) above the scripts, each of which is
+-- the body of one function: it runs once when the library is loaded, and its
+-- locals live as long as the library does in this server process.
 --
 -- A limit of a credential is two keys:
 --   ytrend:{cred}:log:<limit>    sorted set, one member per reservation:
@@ -28,10 +29,33 @@
 -- process replays its record (and its mirror of the log) before it spends.
 
 -- usec is Redis' own clock in microseconds. No client clock is ever used.
+-- Arithmetic converts TIME's two strings once each; tonumber would convert
+-- each twice (it checks, then converts).
 local function usec()
   local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000000 + tonumber(t[2])
+  return t[1] * 1000000 + t[2]
 end
+
+-- num is tonumber for the arguments that repeat call after call: a limit's
+-- units, window and cost, the grace, an epoch's grace end. Converting a
+-- string is strtod (twice, in tonumber), a few hundred instructions for a
+-- 16-digit number; looking up an interned string is a table read. The
+-- table is the library's, emptied when it holds 256 strings.
+local nums, nums_n = {}, 0
+local function num(s)
+  local v = nums[s]
+  if v == nil then
+    v = tonumber(s)
+    if nums_n >= 256 then
+      nums, nums_n = {}, 0
+    end
+    nums[s], nums_n = v, nums_n + 1
+  end
+  return v
+end
+
+-- suffixes memoizes check_def's ' <window_us>', by window.
+local suffixes = {}
 
 -- int formats an integer-valued number exactly; Lua's default conversion
 -- would print a microsecond timestamp as 1.78e+15.
@@ -44,11 +68,12 @@ local function member_cost(m)
   return tonumber(string.match(m, '|(%d+)$'))
 end
 
--- limit builds a limit's record from its keys and definition, and for a
--- reservation its cost and member. One constructor sizes the table once:
--- growing it field by field cost more than the rest of the record.
-local function limit(log, total, units, window, ttl, cost, member)
-  return {log = log, total = total, units = tonumber(units), window = tonumber(window), window_s = window, ttl = ttl,
+-- limit builds a limit's record from its keys and definition (units and
+-- window_us as the caller sent them), and for a reservation its cost and
+-- member. One constructor sizes the table once: growing it field by field
+-- cost more than the rest of the record.
+local function limit(log, total, units, window, cost, member)
+  return {log = log, total = total, units = num(units), units_s = units, window = num(window), window_s = window,
     cost = cost, member = member}
 end
 
@@ -60,9 +85,14 @@ local function check_def(name, l, v)
   if not v then
     return
   end
-  -- The common case, the same window, is a suffix compare.
-  local suffix = ' ' .. l.window_s
-  if string.sub(v, -#suffix) == suffix then
+  -- The common case, the same window, is a suffix compare, which
+  -- allocates nothing.
+  local suffix = suffixes[l.window_s]
+  if not suffix then
+    suffix = ' ' .. l.window_s
+    suffixes[l.window_s] = suffix
+  end
+  if #v > #suffix and string.find(v, suffix, #v - #suffix + 1, true) then
     return
   end
   local units, window = string.match(v, '^%-?%d+ (%d+) (%d+)$')
@@ -71,13 +101,21 @@ local function check_def(name, l, v)
   end
 end
 
+-- total_value is a limit's total as stored: "<used> <units> <window_us>".
+local function total_value(l, used)
+  return int(used) .. ' ' .. l.units_s .. ' ' .. l.window_s
+end
+
 -- put_total writes a limit's total with its definition, or deletes it when
 -- nothing is left in the window (the log still holds its certificate). SET
 -- without an expiry clears any TTL, and PERSIST clears the log's: keys
 -- written by a version that set TTLs stop being candidates for eviction.
+-- (A grant writes its totals with MSET and no PERSIST: every sync, which
+-- each process runs at its first contact and `ytrend run` every few
+-- seconds, and a new epoch clear the logs' TTLs.)
 local function put_total(l, used)
   if used > 0 then
-    redis.call('SET', l.total, int(used) .. ' ' .. int(l.units) .. ' ' .. l.window_s)
+    redis.call('SET', l.total, total_value(l, used))
     redis.call('PERSIST', l.log)
   else
     redis.call('DEL', l.total)
@@ -159,12 +197,28 @@ end
 -- so the books are certified by the process that holds them, not only by
 -- what the keys say: a snapshot carries its epoch key and its certificates
 -- back in time with it.
+--
+-- INFO server costs as much as a reservation's other commands together, and
+-- a process's run id never changes, so it is read once per load of the
+-- library: run_id is a local of the library, which lives in this process's
+-- Lua VM and nowhere else (not in a key, a snapshot or a replica). Whatever
+-- replaces the library (a restart, FUNCTION LOAD REPLACE, FUNCTION FLUSH, a
+-- replica's full sync) runs this file again and starts without it.
+local run_id = nil
 local function server_id()
+  if run_id then
+    return run_id
+  end
   local info = redis.call('INFO', 'server')
   -- A plain find, then a match anchored there: an unanchored pattern
   -- tries every position of the section.
   local at = string.find(info, 'run_id:', 1, true)
-  return at and string.match(info, '^%x+', at + 7) or 'unknown'
+  local id = at and string.match(info, '^%x+', at + 7)
+  if not id then
+    return 'unknown'
+  end
+  run_id = id
+  return id
 end
 
 -- parse_epoch reads the epoch key's value (false if missing): id (nil when
@@ -175,12 +229,21 @@ local function parse_epoch(v)
     return nil, 0, 0, ''
   end
   local id, grace, seq, run = string.match(v, '^(%S+) (%d+) ?(%d*) ?(%x*)$')
-  return id, tonumber(grace) or 0, tonumber(seq) or 0, run or ''
+  if not id then
+    return nil, 0, 0, ''
+  end
+  -- The grace end stays the same for the epoch's life: num remembers it.
+  return id, num(grace), seq == '' and 0 or seq + 0, run
+end
+
+-- epoch_value is the epoch key's value "<id> <grace_until_us> <seq> <run id>".
+local function epoch_value(id, grace_until, seq, run)
+  return id .. ' ' .. int(grace_until) .. ' ' .. int(seq) .. ' ' .. run
 end
 
 -- put_epoch writes the epoch key. It has no TTL.
 local function put_epoch(key, id, grace_until, seq, run)
-  redis.call('SET', key, id .. ' ' .. int(grace_until) .. ' ' .. int(seq) .. ' ' .. run)
+  redis.call('SET', key, epoch_value(id, grace_until, seq, run))
 end
 
 -- new_epoch starts epoch id after a loss: its grace, its info, and every
@@ -197,6 +260,7 @@ local function new_epoch(key, info, id, grace, now, limits, run)
       redis.call('ZREM', l.log, m)
     end
     redis.call('ZADD', l.log, '+inf', cert)
+    redis.call('PERSIST', l.log)
   end
   return grace_until
 end
@@ -219,9 +283,12 @@ local function epoch_check(key, info, v, expected, seen, candidate, grace, now, 
   local id, grace_until, seq, held_by = parse_epoch(v)
   local lost = id == nil or held_by ~= run or (id == expected and seen > seq)
   if not lost then
+    -- ZRANK, not ZSCORE: both find the member, but ZSCORE's reply is a
+    -- double (+inf), which Redis prints with snprintf for more than the
+    -- lookup costs.
     local cert = certificate(id)
     for _, l in ipairs(limits) do
-      if not redis.call('ZSCORE', l.log, cert) then
+      if not redis.call('ZRANK', l.log, cert) then
         lost = true
         break
       end
@@ -232,4 +299,41 @@ local function epoch_check(key, info, v, expected, seen, candidate, grace, now, 
   end
   grace_until = new_epoch(key, info, candidate, grace, now, limits, run)
   return candidate, grace_until, 0, true, true
+end
+
+-- granted_before returns the time a reservation was granted at, if it was (a
+-- retry whose reply was lost), else false: limits are reserve.lua's, whose
+-- members name the reservation. Its entry is then still in the logs that
+-- count it; a refused id left no trace and is simply decided again.
+local function granted_before(limits)
+  for _, l in ipairs(limits) do
+    if l.cost > 0 then
+      local at = redis.call('ZSCORE', l.log, l.member)
+      if at then
+        return tonumber(at)
+      end
+    end
+  end
+  return false
+end
+
+-- wait_for walks the oldest entries of limit l (of reserve.lua, with in_use
+-- units in its window) until enough units have left for its cost to fit:
+-- the oldest entry alone under-states the wait whenever cost > 1.
+local function wait_for(l, in_use, now)
+  local need = in_use + l.cost - l.units
+  local freed, start, batch = 0, 0, 128
+  while true do
+    local page = redis.call('ZRANGE', l.log, start, start + batch - 1, 'WITHSCORES')
+    if #page == 0 then
+      return l.window -- unreachable while the total is exact
+    end
+    for j = 1, #page, 2 do
+      freed = freed + member_cost(page[j])
+      if freed >= need then
+        return tonumber(page[j + 1]) + l.window - now
+      end
+    end
+    start = start + batch
+  end
 end

@@ -2,22 +2,28 @@
 # reservecost.sh: the server cost of one reserve.lua call (the shipped
 # videos.list reservation) beside one of redis_rate's, on a private
 # redis-server, in alternating rounds. Used for BENCHMARKS.md (issue 21).
+# A checkout whose quota/redis.go loads a function library is measured with
+# FCALL (reserve.lua as the library's function, window.lua its shared code);
+# an older one with EVALSHA (window.lua prepended to reserve.lua).
 #
-#   scripts/reservecost.sh [-n calls] [-r rounds] [-g] checkout...
+#   scripts/reservecost.sh [-n calls] [-r rounds] [-g [-k dir]] checkout...
 #
 # Each checkout is a directory holding quota/window.lua and quota/reserve.lua
 # (this tree, or `git worktree add /tmp/before <commit>`). Every round runs
 # redis_rate, then each checkout, N calls each with redis-benchmark over a
 # unix socket, on a daily log that grows from 10,000 entries; it prints
 # Redis' own server time per call (INFO commandstats, usec_per_call of
-# EVALSHA). With -g the server runs under valgrind's callgrind and the
-# script prints instructions per call instead: the same on a quiet or a
-# loaded machine, so two runs compare without noise.
+# EVALSHA or FCALL). With -g the server runs under valgrind's callgrind and
+# the script prints instructions per call inside that command instead: the
+# same on a quiet or a loaded machine, so two runs compare without noise.
+# -k keeps each measurement's callgrind profile in dir (for callgrind_annotate
+# --tree=caller: where the instructions go), named <round>.<checkout index>,
+# redis_rate's as <round>.rate.
 set -euo pipefail
-N=20000 ROUNDS=3 GRIND=
-while getopts n:r:g o; do
+N=20000 ROUNDS=3 GRIND= KEEP=
+while getopts n:r:gk: o; do
   case $o in
-    n) N=$OPTARG ;; r) ROUNDS=$OPTARG ;; g) GRIND=1 ;; *) exit 2 ;;
+    n) N=$OPTARG ;; r) ROUNDS=$OPTARG ;; g) GRIND=1 ;; k) KEEP=$OPTARG ;; *) exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
@@ -44,8 +50,12 @@ for _ in $(seq 100); do $R ping >/dev/null 2>&1 && break; sleep 0.2; done
 rate=$(go env GOMODCACHE)/github.com/go-redis/redis_rate/v10@v10.0.1/lua.go
 awk '/^var allowN = redis.NewScript\(`/{on=1; next} on && /^`\)/{exit} on' "$rate" >"$dir/rate.lua"
 
-# cost runs N calls of one script and prints its cost per call.
+# cost runs N calls of one script and prints its cost per call: $1 names the
+# measurement, $2 is the command (evalsha or fcall), the rest are
+# redis-benchmark's arguments.
 cost() {
+  local label=$1 cmd=$2
+  shift
   if [ -n "$GRIND" ]; then
     callgrind_control -z "$(cat "$dir/pid")" >/dev/null 2>&1
   fi
@@ -54,32 +64,54 @@ cost() {
   if [ -n "$GRIND" ]; then
     rm -f "$dir"/cg.out.*
     callgrind_control -d "$(cat "$dir/pid")" >/dev/null 2>&1
-    # Instructions inside EVALSHA, per call: what commandstats times.
+    [ -z "$KEEP" ] || cat "$dir"/cg.out.* >"$KEEP/$label"
+    # Instructions inside the command, per call: what commandstats times.
+    local fn=evalShaCommand
+    [ "$cmd" = fcall ] && fn=fcallCommand
     callgrind_annotate --inclusive=yes "$dir"/cg.out.* 2>/dev/null |
-      awk -v n="$N" '/evalShaCommand/ {gsub(",", "", $1); printf "%d Ir", $1 / n; exit}'
+      awk -v n="$N" -v fn="$fn" '$0 ~ ":" fn " " {gsub(",", "", $1); printf "%d Ir", $1 / n; exit}'
   else
-    $R info commandstats | sed -n 's/^cmdstat_evalsha:.*usec_per_call=\([0-9.]*\).*/\1 µs/p' | tr -d '\n'
+    $R info commandstats | sed -n "s/^cmdstat_$cmd:.*usec_per_call=\([0-9.]*\).*/\1 µs/p" | tr -d '\n'
   fi
 }
 
 ratesha=$($R script load "$(cat "$dir/rate.lua")")
-declare -A sha
+# call[i] is how checkout i is called: "evalsha <sha>" or "fcall <function>".
+declare -A call
 i=0
 for co in "$@"; do
-  sha[$i]=$($R script load "$(cat "$co/quota/window.lua" "$co/quota/reserve.lua")")
+  if grep -q register_function "$co/quota/redis.go"; then
+    # The library as quota/redis.go builds it, with reserve.lua alone.
+    $R function load replace "$(printf '#!lua name=bench%d\n%s\n' "$i" "$(cat "$co/quota/window.lua")"
+      printf "redis.register_function{function_name = 'bench%d_reserve', callback = function(KEYS, ARGV)\n%s\nend}\n" \
+        "$i" "$(cat "$co/quota/reserve.lua")")" >/dev/null
+    call[$i]="fcall bench${i}_reserve"
+  else
+    call[$i]="evalsha $($R script load "$(cat "$co/quota/window.lua" "$co/quota/reserve.lua")")"
+  fi
   i=$((i + 1))
 done
-lim="1125899906842624 86400000000 86401000 1 1125899906842624 3600000000 3601000 0"
+# Each limit's units, window_us and cost (before ttl_ms, ignored, after the
+# window, in a reserve.lua that still lists it).
+declare -A lim
+i=0
+for co in "$@"; do
+  lim[$i]="1125899906842624 86400000000 1 1125899906842624 3600000000 0"
+  if grep -q ttl_ms_i "$co/quota/reserve.lua"; then
+    lim[$i]="1125899906842624 86400000000 86401000 1 1125899906842624 3600000000 3601000 0"
+  fi
+  i=$((i + 1))
+done
 for r in $(seq "$ROUNDS"); do
-  printf 'round %d  redis_rate %s' "$r" "$(cost evalsha "$ratesha" 1 "rate{$r}" 1073741824 1073741824 1 1)"
+  printf 'round %d  redis_rate %s' "$r" "$(cost "$r.rate" evalsha "$ratesha" 1 "rate{$r}" 1073741824 1073741824 1 1)"
   i=0
   for co in "$@"; do
     K="ytrend:{c$r-$i}"
     keys="$K:exhausted $K:exhausted:videos.list $K:epoch $K:epoch:info $K:leader $K:log:daily $K:total:daily $K:log:search $K:total:search"
     # The first call starts the epoch; then 10,000 grants fill the day.
-    $R evalsha "${sha[$i]}" 9 $keys first "" e0 1 "" 0 0 $lim >/dev/null
-    redis-benchmark -s "$sock" -n 10000 -r 100000000000 -c 1 evalsha "${sha[$i]}" 9 $keys fill__rand_int__ e0 e0 1 "" 0 0 $lim >/dev/null
-    printf '  %s %s' "$co" "$(cost evalsha "${sha[$i]}" 9 $keys id__rand_int__ e0 e0 1 "" 0 0 $lim)"
+    $R ${call[$i]} 9 $keys first "" e0 1 "" 0 0 ${lim[$i]} >/dev/null
+    redis-benchmark -s "$sock" -n 10000 -r 100000000000 -c 1 ${call[$i]} 9 $keys fill__rand_int__ e0 e0 1 "" 0 0 ${lim[$i]} >/dev/null
+    printf '  %s %s' "$co" "$(cost "$r.$i" ${call[$i]} 9 $keys id__rand_int__ e0 e0 1 "" 0 0 ${lim[$i]})"
     i=$((i + 1))
   done
   echo
