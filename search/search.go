@@ -162,6 +162,9 @@ type candidateFilter struct {
 	channels string // JSON array of channel row ids; "" = none
 	since    int64  // unix µs; 0 = none
 	cats     string // JSON array of category ids; "" = none
+	// ids, if set, is every match of expr (a JSON array the probe read):
+	// a one-pass ranking reads them instead of the index (sqlCandidatesIn).
+	ids string
 }
 
 func (s searcher) run() ([]Hit, error) {
@@ -290,6 +293,13 @@ func (s searcher) candidates(f candidateFilter, rankID, lo, hi int64, c cuts) ([
 		cats = f.cats
 	}
 	args := []any{regions, f.since, f.expr, lo, hi, channels, rankID, s.q.Limit, cats, c.seen, c.views, c.rank}
+	if f.ids != "" {
+		st = s.st.candidatesIn
+		if f.channels != "" {
+			st = s.st.byChannelIn
+		}
+		args = append(args, f.ids)
+	}
 	rows, err := s.stmt(st).QueryContext(s.ctx, args...)
 	if err != nil {
 		return nil, queryError(s.pq, err)
@@ -339,6 +349,19 @@ func (s searcher) probe(expr string, probe int, st archiveState) (float64, error
 		return 0, fmt.Errorf("store: search: %w", err)
 	}
 	return estimateDocFreq(n, probe, last.Int64, st), nil
+}
+
+// probeIDs is probe for a count of up to walkProbe that may end in a
+// one-pass ranking: when it read every match (fewer than probe), it
+// returns them too, so that the ranking need not read the index again.
+func (s searcher) probeIDs(expr string, probe int, st archiveState) (float64, string, error) {
+	var n int
+	var last sql.NullInt64
+	var ids sql.NullString
+	if err := s.stmt(s.st.probeIDs).QueryRowContext(s.ctx, expr, probe).Scan(&n, &last, &ids); err != nil {
+		return 0, "", fmt.Errorf("store: search: %w", err)
+	}
+	return estimateDocFreq(n, probe, last.Int64, st), ids.String, nil
 }
 
 // estimateDocFreq: the newest n matches lie among the videos with ids

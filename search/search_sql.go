@@ -15,6 +15,9 @@ type searchStatements struct {
 	// candidates ranks the matches within a range of ids; byChannel is the
 	// same for a channel filter matching too many channels to be facets.
 	candidates, byChannel *sql.Stmt
+	// candidatesIn and byChannelIn rank a list of matches the probe read
+	// (sqlCandidatesIn); probeIDs is that probe.
+	candidatesIn, byChannelIn, probeIDs *sql.Stmt
 }
 
 const (
@@ -29,6 +32,10 @@ const (
 		WHERE max_seen >= ?1 AND (max_views, block) < (?2, ?3) ORDER BY max_views DESC, block DESC LIMIT ?4`
 	// How many of the newest ?2 matches there are, and the oldest of them.
 	sqlDocFreq = `SELECT count(*), min(id) FROM (SELECT -rowid AS id FROM video_fts WHERE video_fts MATCH ?1 ORDER BY rowid LIMIT ?2)`
+	// The same count, and when it is under ?2 (every match read), the
+	// matches themselves as a JSON array, for sqlCandidatesIn.
+	sqlProbeIDs = `SELECT count(*), min(id), CASE WHEN count(*) < ?2 THEN json_group_array(id) END
+		FROM (SELECT -rowid AS id FROM video_fts WHERE video_fts MATCH ?1 ORDER BY rowid LIMIT ?2)`
 	// The ?2 most viewed matches of ?1 with a visible count (prepared when
 	// first used: most searches never need it).
 	sqlViewsTop = `SELECT -f.rowid, s.views FROM video_fts f JOIN video_stats s ON s.video = -f.rowid
@@ -115,6 +122,21 @@ func sqlCandidates(raw, regions, channels, categories bool, order SortOrder) str
 	return b.String()
 }
 
+// sqlCandidatesIn is sqlCandidates (not raw) over a list of video ids
+// (?13, JSON) that a probe already found to be every match of the MATCH
+// expression: the same filters, ranking and order, without reading the
+// index's doclists a second time. A query of two words, or of a word and
+// region facets, with few matches in common reads both doclists whole to
+// find them, and did so twice. The rowid range (?4, ?5) bounds the list as
+// it bounds the index (a range of one id, say, for viewsTop); ?3 is unused
+// (it stays bound, so both statements take the same arguments).
+func sqlCandidatesIn(regions, channels, categories bool, order SortOrder) string {
+	q := sqlCandidates(false, regions, channels, categories, order)
+	q = strings.Replace(q, "f.video_fts MATCH ?3 AND f.rowid BETWEEN ?4 AND ?5", "?3 IS NOT NULL AND -f.value BETWEEN ?4 AND ?5", 1)
+	q = strings.Replace(q, "FROM video_fts f JOIN", "FROM json_each(?13) f JOIN", 1)
+	return strings.ReplaceAll(q, "-f.rowid", "f.value")
+}
+
 func (e *Engine) statements(ctx context.Context, q Query, pq parsedQuery) (*searchStatements, error) {
 	var st searchStatements
 	var err error
@@ -140,6 +162,13 @@ func (e *Engine) statements(ctx context.Context, q Query, pq parsedQuery) (*sear
 	st.candidates = get(sqlCandidates(pq.raw, len(q.Regions) > 0, false, cats, q.Sort))
 	if q.Channel != "" {
 		st.byChannel = get(sqlCandidates(pq.raw, len(q.Regions) > 0, true, cats, q.Sort))
+	}
+	if !pq.raw && !q.Exhaustive {
+		st.probeIDs = get(sqlProbeIDs)
+		st.candidatesIn = get(sqlCandidatesIn(len(q.Regions) > 0, false, cats, q.Sort))
+		if q.Channel != "" {
+			st.byChannelIn = get(sqlCandidatesIn(len(q.Regions) > 0, true, cats, q.Sort))
+		}
 	}
 	st.videos = get(sqlHitVideos)
 	st.regions = get(sqlHitRegions)

@@ -119,8 +119,11 @@ func (s searcher) rank(f candidateFilter, rs *rankState, rankID int64, st archiv
 		n = rs.phrases[0].df
 	} else {
 		var err error
-		if n, err = s.probe(f.expr, walkProbe, st); err != nil {
+		if n, f.ids, err = s.probeIDs(f.expr, walkProbe, st); err != nil {
 			return nil, err
+		}
+		if n >= walkProbe {
+			f.ids = "" // not every match: the index decides
 		}
 	}
 	if s.q.Sort == SortViews && f.expr == s.pq.expr && f.since == 0 && f.channels == "" && f.cats == "" &&

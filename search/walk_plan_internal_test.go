@@ -47,3 +47,48 @@ func TestCandidatesCallKeepOnce(t *testing.T) {
 		}
 	}
 }
+
+// A one-pass ranking over the probe's list of matches reads no doclist:
+// it finds each video's statistics by key from the list, calls
+// ytrend_keep and ytrend_rank once a row, and keeps every filter.
+func TestCandidatesInReadsTheListNotTheIndex(t *testing.T) {
+	ctx := context.Background()
+	db := openSchema(t)
+	for _, reg := range []bool{false, true} {
+		for _, ch := range []bool{false, true} {
+			for _, cat := range []bool{false, true} {
+				for _, o := range []SortOrder{SortRelevance, SortRecent, SortViews} {
+					q := sqlCandidatesIn(reg, ch, cat, o)
+					args := []any{"[]", 0, "a", 0, 0, "[]", 0, 20, "[]", 0, 0, 0, "[1,2]"}
+					rows, err := db.QueryContext(ctx, "EXPLAIN QUERY PLAN "+q, args...)
+					if err != nil {
+						t.Fatalf("%v\n%s", err, q)
+					}
+					var plan []string
+					for rows.Next() {
+						var id, parent, unused int
+						var detail string
+						if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+							t.Fatal(err)
+						}
+						plan = append(plan, detail)
+					}
+					rows.Close()
+					all := strings.Join(plan, " | ")
+					if strings.Contains(all, "VIRTUAL TABLE INDEX") && strings.Contains(all, "video_fts") || strings.Contains(all, "SCAN f VIRTUAL TABLE INDEX 0:M") ||
+						!strings.Contains(all, "SEARCH s USING INTEGER PRIMARY KEY") {
+						t.Errorf("regions=%v channels=%v cats=%v %s: plan %s", reg, ch, cat, o, all)
+					}
+					for _, want := range []string{"ytrend_keep(?7", "ytrend_rank(?7", "json_each(?13)", "?10", "?11", "?12"} {
+						if strings.Count(q, want) < 1 {
+							t.Errorf("regions=%v channels=%v cats=%v %s: %s missing from %s", reg, ch, cat, o, want, q)
+						}
+					}
+					if ch != strings.Contains(q, "json_each(?6)") || cat != strings.Contains(q, "json_each(?9)") || reg != strings.Contains(q, "json_each(?1)") {
+						t.Errorf("regions=%v channels=%v cats=%v %s: a filter is lost: %s", reg, ch, cat, o, q)
+					}
+				}
+			}
+		}
+	}
+}
