@@ -3,6 +3,7 @@ package dataset_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"slices"
 	"strings"
@@ -183,5 +184,70 @@ func TestImportAllStopsAtAFileThatFails(t *testing.T) {
 	}
 	if n := again[0].Charts + again[1].Charts + stored; n != 4 || again[0].AlreadyThere+again[1].AlreadyThere != stored {
 		t.Errorf("second import stored %+v after %d: want the 4 charts in all, none twice", again, stored)
+	}
+}
+
+// chartSizes lists the archive's runs as "region date: positions", oldest
+// first.
+func chartSizes(t *testing.T, db *store.DB) []string {
+	t.Helper()
+	runs, err := db.Runs(context.Background(), store.RunFilter{Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Reverse(runs)
+	var out []string
+	for _, r := range runs {
+		out = append(out, fmt.Sprintf("%s %s: %d", r.Region, r.StartedAt.Format(time.DateOnly), r.Videos))
+	}
+	return out
+}
+
+// A file whose read fails in the middle of a day has not given that day
+// whole: the import must not store the rows read of it as the day's chart.
+// Stored, the day would be "already in the archive" for every later import,
+// and the rows after the failure would never be stored; importing the
+// whole file again must leave the archive with every day complete.
+func TestImportAllStoresNoDayCutByAReadError(t *testing.T) {
+	db := openDB(t)
+	jp := file2020(t, columns2020, rows2020, style{})
+	// US: the same days a day earlier; its read fails after the first two
+	// of 08-11's four rows (both records whole).
+	usRows := shiftDays(map[string]string{
+		"2020-08-12T00:00:00Z": "2020-08-11T00:00:00Z",
+		"2020-08-13T00:00:00Z": "2020-08-12T00:00:00Z",
+	})
+	usWhole := file2020(t, columns2020, usRows, style{})
+	usCut := file2020(t, columns2020, usRows[:2], style{})
+	readers := func(us io.Reader) []*dataset.Reader {
+		t.Helper()
+		var rs []*dataset.Reader
+		for _, f := range []struct {
+			name   string
+			r      io.Reader
+			region regions.Code
+		}{{"JP_youtube_trending_data.csv", strings.NewReader(jp), "JP"}, {"US_youtube_trending_data.csv", us, "US"}} {
+			r, err := dataset.NewReader(f.r, f.name, f.region)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rs = append(rs, r)
+		}
+		return rs
+	}
+	got, err := dataset.ImportAll(context.Background(), nil, readers(failAfter{strings.NewReader(usCut)}), db, nil)
+	if !errors.Is(err, errDiskGone) {
+		t.Fatalf("ImportAll of the failing file: %v; want %v", err, errDiskGone)
+	}
+	if got[1].Charts != 0 || got[1].Rows != 0 {
+		t.Errorf("the failing file's import stored %d charts (%d positions) of a day it could not read whole; want none: %q",
+			got[1].Charts, got[1].Rows, chartSizes(t, db))
+	}
+	if _, err := dataset.ImportAll(context.Background(), nil, readers(strings.NewReader(usWhole)), db, nil); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"US 2020-08-11: 4", "JP 2020-08-12: 4", "US 2020-08-12: 2", "JP 2020-08-13: 2"}
+	if got := chartSizes(t, db); !slices.Equal(got, want) {
+		t.Errorf("after importing the whole files again, the archive holds %q; want %q", got, want)
 	}
 }
