@@ -250,3 +250,43 @@ func TestImportAllStoresNoDayCutByAReadError(t *testing.T) {
 		t.Errorf("after importing the whole files again, the archive holds %q; want %q", got, want)
 	}
 }
+
+// failOnce fails the first read that meets the end, then reads on: a read
+// error that does not repeat (a network file system's hiccup).
+type failOnce struct {
+	r      io.Reader
+	failed bool
+}
+
+func (f *failOnce) Read(p []byte) (int, error) {
+	n, err := f.r.Read(p)
+	if errors.Is(err, io.EOF) && !f.failed {
+		f.failed = true
+		return n, errDiskGone
+	}
+	return n, err
+}
+
+// An export in JSON lines whose read fails once, in the middle of a run:
+// the failure stops the import, and the run it cut is not stored.
+func TestImportJSONLinesStopsAtAReadError(t *testing.T) {
+	src := openDB(t)
+	if n, _, _ := importFile(t, src, "JP_youtube_trending_data.csv", file2020(t, columns2020, rows2020, style{}), "JP"); n != 2 {
+		t.Fatalf("%d charts imported, want 2", n)
+	}
+	lines := strings.SplitAfter(export(t, src, true, store.SnapshotFilter{}), "\n")
+	// The first run's four rows and the second's first of two.
+	cut := strings.Join(lines[:5], "")
+	r, err := dataset.NewReader(&failOnce{r: strings.NewReader(cut)}, "backup.jsonl", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := openDB(t)
+	got, err := dataset.Import(context.Background(), nil, r, db, nil)
+	if !errors.Is(err, errDiskGone) {
+		t.Errorf("Import: %+v, %v; want the read error %v", got, err, errDiskGone)
+	}
+	if want := []string{"JP 2020-08-12: 4"}; !slices.Equal(chartSizes(t, db), want) {
+		t.Errorf("the archive holds %q; want %q", chartSizes(t, db), want)
+	}
+}
