@@ -116,6 +116,10 @@ func ImportAll(ctx context.Context, stop <-chan struct{}, rs []*Reader, db *stor
 	// fail stores what was read, then returns err (the store's error, if
 	// storing failed too).
 	fail := func(err error) ([]Imported, error) {
+		var re *ReadError
+		if errors.As(err, &re) && stopped(stop) {
+			err = ErrStopped // the stop may have ended a stalled read (ytrend import closes the files)
+		}
 		if ferr := flush(); ferr != nil {
 			return imps, ferr
 		}
@@ -175,6 +179,16 @@ func ImportAll(ctx context.Context, stop <-chan struct{}, rs []*Reader, db *stor
 				return imps, err
 			}
 		}
+	}
+}
+
+// stopped reports whether stop has come.
+func stopped(stop <-chan struct{}) bool {
+	select {
+	case <-stop:
+		return true
+	default:
+		return false
 	}
 }
 

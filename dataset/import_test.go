@@ -3,6 +3,7 @@ package dataset_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"slices"
 	"strings"
@@ -139,13 +140,12 @@ func (f failAfter) Read(p []byte) (int, error) {
 func TestImportAllStopsAtAFileThatFails(t *testing.T) {
 	db := openDB(t)
 	good := file2020(t, columns2020, rows2020, style{})
-	// The failing file's first day is complete (its last row ends with a
-	// line end, so the reader knows the record is whole); then the read fails.
-	lines := strings.SplitAfter(file2020(t, columns2020, shiftDays(map[string]string{
+	// The failing file's first day is complete, and the first row of its
+	// next day tells the reader so; then the read fails.
+	cut := file2020(t, columns2020, shiftDays(map[string]string{
 		"2020-08-12T00:00:00Z": "2020-08-11T00:00:00Z",
 		"2020-08-13T00:00:00Z": "2020-08-14T00:00:00Z",
-	}), style{}), "\n")
-	cut := strings.Join(lines[:len(lines)-4], "")
+	})[:5], style{})
 	jp, err := dataset.NewReader(strings.NewReader(good), "JP_youtube_trending_data.csv", "JP")
 	if err != nil {
 		t.Fatal(err)
@@ -183,5 +183,110 @@ func TestImportAllStopsAtAFileThatFails(t *testing.T) {
 	}
 	if n := again[0].Charts + again[1].Charts + stored; n != 4 || again[0].AlreadyThere+again[1].AlreadyThere != stored {
 		t.Errorf("second import stored %+v after %d: want the 4 charts in all, none twice", again, stored)
+	}
+}
+
+// chartSizes lists the archive's runs as "region date: positions", oldest
+// first.
+func chartSizes(t *testing.T, db *store.DB) []string {
+	t.Helper()
+	runs, err := db.Runs(context.Background(), store.RunFilter{Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Reverse(runs)
+	var out []string
+	for _, r := range runs {
+		out = append(out, fmt.Sprintf("%s %s: %d", r.Region, r.StartedAt.Format(time.DateOnly), r.Videos))
+	}
+	return out
+}
+
+// A file whose read fails in the middle of a day has not given that day
+// whole: the import must not store the rows read of it as the day's chart.
+// Stored, the day would be "already in the archive" for every later import,
+// and the rows after the failure would never be stored; importing the
+// whole file again must leave the archive with every day complete.
+func TestImportAllStoresNoDayCutByAReadError(t *testing.T) {
+	db := openDB(t)
+	jp := file2020(t, columns2020, rows2020, style{})
+	// US: the same days a day earlier; its read fails after the first two
+	// of 08-11's four rows (both records whole).
+	usRows := shiftDays(map[string]string{
+		"2020-08-12T00:00:00Z": "2020-08-11T00:00:00Z",
+		"2020-08-13T00:00:00Z": "2020-08-12T00:00:00Z",
+	})
+	usWhole := file2020(t, columns2020, usRows, style{})
+	usCut := file2020(t, columns2020, usRows[:2], style{})
+	readers := func(us io.Reader) []*dataset.Reader {
+		t.Helper()
+		var rs []*dataset.Reader
+		for _, f := range []struct {
+			name   string
+			r      io.Reader
+			region regions.Code
+		}{{"JP_youtube_trending_data.csv", strings.NewReader(jp), "JP"}, {"US_youtube_trending_data.csv", us, "US"}} {
+			r, err := dataset.NewReader(f.r, f.name, f.region)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rs = append(rs, r)
+		}
+		return rs
+	}
+	got, err := dataset.ImportAll(context.Background(), nil, readers(failAfter{strings.NewReader(usCut)}), db, nil)
+	if !errors.Is(err, errDiskGone) {
+		t.Fatalf("ImportAll of the failing file: %v; want %v", err, errDiskGone)
+	}
+	if got[1].Charts != 0 || got[1].Rows != 0 {
+		t.Errorf("the failing file's import stored %d charts (%d positions) of a day it could not read whole; want none: %q",
+			got[1].Charts, got[1].Rows, chartSizes(t, db))
+	}
+	if _, err := dataset.ImportAll(context.Background(), nil, readers(strings.NewReader(usWhole)), db, nil); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"US 2020-08-11: 4", "JP 2020-08-12: 4", "US 2020-08-12: 2", "JP 2020-08-13: 2"}
+	if got := chartSizes(t, db); !slices.Equal(got, want) {
+		t.Errorf("after importing the whole files again, the archive holds %q; want %q", got, want)
+	}
+}
+
+// failOnce fails the first read that meets the end, then reads on: a read
+// error that does not repeat (a network file system's hiccup).
+type failOnce struct {
+	r      io.Reader
+	failed bool
+}
+
+func (f *failOnce) Read(p []byte) (int, error) {
+	n, err := f.r.Read(p)
+	if errors.Is(err, io.EOF) && !f.failed {
+		f.failed = true
+		return n, errDiskGone
+	}
+	return n, err
+}
+
+// An export in JSON lines whose read fails once, in the middle of a run:
+// the failure stops the import, and the run it cut is not stored.
+func TestImportJSONLinesStopsAtAReadError(t *testing.T) {
+	src := openDB(t)
+	if n, _, _ := importFile(t, src, "JP_youtube_trending_data.csv", file2020(t, columns2020, rows2020, style{}), "JP"); n != 2 {
+		t.Fatalf("%d charts imported, want 2", n)
+	}
+	lines := strings.SplitAfter(export(t, src, true, store.SnapshotFilter{}), "\n")
+	// The first run's four rows and the second's first of two.
+	cut := strings.Join(lines[:5], "")
+	r, err := dataset.NewReader(&failOnce{r: strings.NewReader(cut)}, "backup.jsonl", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := openDB(t)
+	got, err := dataset.Import(context.Background(), nil, r, db, nil)
+	if !errors.Is(err, errDiskGone) {
+		t.Errorf("Import: %+v, %v; want the read error %v", got, err, errDiskGone)
+	}
+	if want := []string{"JP 2020-08-12: 4"}; !slices.Equal(chartSizes(t, db), want) {
+		t.Errorf("the archive holds %q; want %q", chartSizes(t, db), want)
 	}
 }

@@ -104,6 +104,10 @@ type Reader struct {
 
 	peeked  *record // the next record, read ahead to tell the last one
 	pending *row    // a row read that belongs to the next chart
+	// readErr is the file's own read error, once met: the chart being
+	// gathered when it came is not returned (see Next), and every later
+	// Next returns it.
+	readErr error
 	ended   map[time.Time]int
 	report  Report
 	now     func() time.Time // the clock that tells a future date; time.Now
@@ -195,10 +199,21 @@ func (r *Reader) Report() Report { return r.report }
 // public dataset, ranked in file order (a video listed twice on a date
 // keeps its first place), or one run of an export, its pages split where
 // the fetch time changes. io.EOF after the last.
+//
+// A chart the file's read error cut short is not returned: Next returns
+// the error instead. Its rows would otherwise be stored as the whole chart,
+// and as the archive then has that chart, importing the file again would
+// never store the rows after the failure.
 func (r *Reader) Next() (store.ImportedChart, error) {
 	for {
+		if r.readErr != nil {
+			return store.ImportedChart{}, r.readErr
+		}
 		first, err := r.nextRow()
 		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				r.readErr = err
+			}
 			return store.ImportedChart{}, err
 		}
 		var c store.ImportedChart
@@ -206,6 +221,9 @@ func (r *Reader) Next() (store.ImportedChart, error) {
 			c = r.run(first)
 		} else {
 			c = r.day(first)
+		}
+		if r.readErr != nil {
+			return store.ImportedChart{}, r.readErr
 		}
 		if len(c.Pages) > 0 {
 			r.report.Charts++
@@ -294,7 +312,10 @@ func (r *Reader) run(first *row) store.ImportedChart {
 func (r *Reader) take() *row {
 	row, err := r.nextRow()
 	if err != nil {
-		return nil // io.EOF; read errors surface at the next Next
+		if !errors.Is(err, io.EOF) {
+			r.readErr = err // Next returns it instead of the chart it cut
+		}
+		return nil
 	}
 	return row
 }

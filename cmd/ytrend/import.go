@@ -109,6 +109,16 @@ merges after any import that stored something).`,
 			defer a.close()
 			stop := daemon.OnSignals(cmd.Context(), tellUser(c.stderr, "storing the charts already read"))
 			defer stop.Close()
+			// A file that stalls (a FIFO whose writer went quiet, a hung
+			// network mount) holds the import in a read, where it looks
+			// at no stop: the first signal closes the files, which ends
+			// such a read with an error (the import then stops as told).
+			unblock := context.AfterFunc(stop.Soft, func() {
+				for _, f := range files {
+					f.close()
+				}
+			})
+			defer unblock()
 
 			reports, failure := importAll(stop, a.db, files, c.stderr)
 			if !asJSON {
