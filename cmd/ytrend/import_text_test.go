@@ -140,15 +140,6 @@ func TestImportMergesTheIndexAfterALargeImport(t *testing.T) {
 				d, r, r, d, day.AddDate(0, 0, d).Format(time.RFC3339), r)
 		}
 	}
-	segments := func(w *world) int {
-		db := w.openDB()
-		defer db.Close()
-		n, err := db.IndexSegments(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
 	for _, tc := range []struct {
 		flag   string
 		merged bool
@@ -156,7 +147,7 @@ func TestImportMergesTheIndexAfterALargeImport(t *testing.T) {
 		w := newWorld(t, sim.Config{})
 		w.write("US_youtube_trending_data.csv", b.String())
 		r := w.mustRun("import", "US_youtube_trending_data.csv", tc.flag)
-		n := segments(w)
+		n := w.indexSegments()
 		if tc.merged != (n == 1) || tc.merged != strings.Contains(r.stderr, "search index merged") {
 			t.Errorf("import %s: %d index segments after it, stderr:\n%s\nwant merged: %v", tc.flag, n, r.stderr, tc.merged)
 		}

@@ -186,6 +186,18 @@ func (w *world) openDB() *store.DB {
 
 // assertNoKey greps every output and every file in the working directory
 // for the API key.
+// indexSegments is how many segments the archive's full-text index has.
+func (w *world) indexSegments() int {
+	w.t.Helper()
+	db := w.openDB()
+	defer db.Close()
+	n, err := db.IndexSegments(context.Background())
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return n
+}
+
 func (w *world) assertNoKey(outputs ...string) {
 	w.t.Helper()
 	for _, o := range outputs {
@@ -669,16 +681,7 @@ func TestOptimizeCommand(t *testing.T) {
 		t.Fatal("optimize created an archive")
 	}
 	w.mustRun("fetch", "US", "IN", "BR")
-	segmentsOf := func() int {
-		db := w.openDB()
-		defer db.Close()
-		n, err := db.IndexSegments(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
-	if n := segmentsOf(); n < 2 {
+	if n := w.indexSegments(); n < 2 {
 		t.Fatalf("%d index segments after 12 pages; the test needs several", n)
 	}
 	before := w.mustRun("search", "the", "--limit", "50", "--json").stdout
@@ -686,7 +689,7 @@ func TestOptimizeCommand(t *testing.T) {
 	if !strings.Contains(r.stderr, "maintenance finished") || !strings.Contains(r.stderr, "index_segments=1 ") {
 		t.Errorf("optimize log:\n%s", r.stderr)
 	}
-	if n := segmentsOf(); n != 1 {
+	if n := w.indexSegments(); n != 1 {
 		t.Errorf("%d index segments after optimize, want 1", n)
 	}
 	if after := w.mustRun("search", "the", "--limit", "50", "--json").stdout; after != before {
