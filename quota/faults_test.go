@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/ytrend/ytrend/quota"
 	"github.com/ytrend/ytrend/store"
 	"github.com/ytrend/ytrend/testkit/redistest"
@@ -531,5 +533,45 @@ func TestFaultFailOpenKeepsToTheLastAnswer(t *testing.T) {
 	}
 	if got := book.total(); got > 20 {
 		t.Errorf("granted %d units in the window, limit 20", got)
+	}
+}
+
+// TestFaultForeignLibraryUnderOurName: something else (another build, an
+// old version, a hand-made patch) loaded a different body under the name
+// of ytrend's library, here ytrend's own code without its limit check. The
+// name is all ytrend looks at, so it calls that code as its own: every
+// reservation must still keep to the limit, or fail.
+func TestFaultForeignLibraryUnderOurName(t *testing.T) {
+	t.Parallel()
+	srv := redistest.StartServer(t)
+	cfg := faultCfg()
+	begin(t, cfg, quota.NewRedis(openURL(t, srv.URL())))
+	var book ledgerBook
+	l := newLimiter(t, cfg, quota.NewRedis(openURL(t, srv.URL())), quota.WithObserver(book.add))
+	mustGrant(t, l, "videos.list") // ytrend's library is loaded
+
+	ctx := context.Background()
+	rdb := srv.Client()
+	libs, err := rdb.FunctionList(ctx, redis.FunctionListQuery{LibraryNamePattern: "ytrend_*", WithCode: true}).Result()
+	if err != nil || len(libs) != 1 {
+		t.Fatalf("libraries %v (%v), want ytrend's", libs, err)
+	}
+	const check = "used[i] + l.cost > l.units"
+	if !strings.Contains(libs[0].Code, check) {
+		t.Fatalf("the library's code has no %q to take out", check)
+	}
+	foreign := strings.Replace(libs[0].Code, check, "false", 1)
+	if err := rdb.FunctionLoadReplace(ctx, foreign).Err(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Ask for more than the limit: a refusal or an error keeps the books.
+	for range 25 {
+		if _, err := l.Reserve(ctx, "videos.list"); err != nil && !errors.Is(err, quota.ErrRefused) && !errors.Is(err, quota.ErrBackend) {
+			t.Fatalf("Reserve: %v", err)
+		}
+	}
+	if got := book.total(); got > 20 {
+		t.Errorf("granted %d units in the window, over the limit of 20: the library under ytrend's name was not its code", got)
 	}
 }
