@@ -549,7 +549,24 @@ func TestFaultForeignLibraryUnderOurName(t *testing.T) {
 	var book ledgerBook
 	l := newLimiter(t, cfg, quota.NewRedis(openURL(t, srv.URL())), quota.WithObserver(book.add))
 	mustGrant(t, l, "videos.list") // ytrend's library is loaded
+	loadForeignLibrary(t, srv)
 
+	ctx := context.Background()
+	// Ask for more than the limit: a refusal or an error keeps the books.
+	for range 25 {
+		if _, err := l.Reserve(ctx, "videos.list"); err != nil && !errors.Is(err, quota.ErrRefused) && !errors.Is(err, quota.ErrBackend) {
+			t.Fatalf("Reserve: %v", err)
+		}
+	}
+	if got := book.total(); got > 20 {
+		t.Errorf("granted %d units in the window, over the limit of 20: the library under ytrend's name was not its code", got)
+	}
+}
+
+// loadForeignLibrary replaces ytrend's library on srv with its own code
+// minus the limit check, under the same name.
+func loadForeignLibrary(t *testing.T, srv *redistest.Server) {
+	t.Helper()
 	ctx := context.Background()
 	rdb := srv.Client()
 	libs, err := rdb.FunctionList(ctx, redis.FunctionListQuery{LibraryNamePattern: "ytrend_*", WithCode: true}).Result()
@@ -564,9 +581,28 @@ func TestFaultForeignLibraryUnderOurName(t *testing.T) {
 	if err := rdb.FunctionLoadReplace(ctx, foreign).Err(); err != nil {
 		t.Fatal(err)
 	}
+}
 
-	// Ask for more than the limit: a refusal or an error keeps the books.
+// TestFaultForeignLibraryMetByFreshProcesses: the same foreign body, met by
+// processes that start after it was loaded, each with its record (`ytrend
+// quota reserve` run again and again, the way the CLI spends): none may be
+// granted past the limit.
+func TestFaultForeignLibraryMetByFreshProcesses(t *testing.T) {
+	t.Parallel()
+	srv := redistest.StartServer(t)
+	cfg := faultCfg()
+	begin(t, cfg, quota.NewRedis(openURL(t, srv.URL())))
+	var book ledgerBook
+	st := openStore(t)
+	first := newLimiter(t, cfg, quota.NewRedis(openURL(t, srv.URL())), quota.WithRecord(st.Writer()),
+		quota.WithObserver(book.add))
+	mustGrant(t, first, "videos.list") // ytrend's library is loaded
+	loadForeignLibrary(t, srv)
+
+	ctx := context.Background()
 	for range 25 {
+		l := newLimiter(t, cfg, quota.NewRedis(openURL(t, srv.URL())), quota.WithRecord(st.Writer()),
+			quota.WithObserver(book.add))
 		if _, err := l.Reserve(ctx, "videos.list"); err != nil && !errors.Is(err, quota.ErrRefused) && !errors.Is(err, quota.ErrBackend) {
 			t.Fatalf("Reserve: %v", err)
 		}
