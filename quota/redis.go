@@ -112,6 +112,7 @@ func (l *library) fn(name string) string {
 type rediser interface {
 	FCall(ctx context.Context, function string, keys []string, args ...any) *redis.Cmd
 	FunctionLoadReplace(ctx context.Context, code string) *redis.StringCmd
+	FunctionList(ctx context.Context, q redis.FunctionListQuery) *redis.FunctionListCmd
 }
 
 // fcall runs function fn on c. When c's server lacks the library it loads
@@ -143,6 +144,59 @@ func loadLibrary(ctx context.Context, c rediser) error {
 	}
 	return c.FunctionLoadReplace(ctx, lib.code).Err()
 }
+
+// ownLibrary makes sure that what every node of c runs under the library's
+// name is this code: a library loaded under the name by something else (a
+// hand-made patch, a build whose code differs but whose name does not) is
+// replaced. The name alone is what FCALL goes by, so nothing else would
+// notice. It costs one FUNCTION LIST of the library's code per node, so it
+// runs with each sync (a process's first contact, and every epoch check of
+// `ytrend run`), not with each reservation.
+func ownLibrary(ctx context.Context, c rediser) error {
+	check := func(ctx context.Context, node rediser) error {
+		// A user whose ACL denies FUNCTION LIST (NOPERM) is not checked.
+		libs, err := node.FunctionList(ctx, redis.FunctionListQuery{LibraryNamePattern: lib.name, WithCode: true}).Result()
+		if err != nil {
+			return err
+		}
+		if len(libs) == 0 || libs[0].Code == lib.code {
+			return nil // missing: the next call loads it
+		}
+		if err := node.FunctionLoadReplace(ctx, lib.code).Err(); err != nil {
+			return fmt.Errorf("FUNCTION LOAD REPLACE %s over code that is not ytrend's: %w", lib.name, err)
+		}
+		return errForeignLibrary
+	}
+	each := func(ctx context.Context, node *redis.Client) error { return check(ctx, node) }
+	switch c := c.(type) {
+	case *redis.ClusterClient:
+		return c.ForEachMaster(ctx, each)
+	case *redis.Ring:
+		return c.ForEachShard(ctx, each)
+	}
+	return check(ctx, c)
+}
+
+// ownLibrary runs ownLibrary on r's client within ctx, as run does: without
+// ContextTimeoutEnabled go-redis would hold a call to a stalled server past
+// ctx's deadline.
+func (r *Redis) ownLibrary(ctx context.Context) error {
+	if r.boundByClient {
+		return ownLibrary(ctx, r.rdb)
+	}
+	done := make(chan error, 1)
+	go func() { done <- ownLibrary(ctx, r.rdb) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return unavailableError{fmt.Errorf("redis: %w", context.Cause(ctx))}
+	}
+}
+
+// errForeignLibrary: ownLibrary found (and replaced) other code under the
+// library's name.
+var errForeignLibrary = errors.New("the library under ytrend's name held other code; ytrend's was loaded over it")
 
 // Redis keeps the log in Redis, shared by every process and host that spends
 // from the same credential. Every operation is one function of the library
@@ -404,6 +458,17 @@ func (r *Redis) sync(ctx context.Context, cred string, sr syncRequest) (syncResu
 		for _, c := range e.costs {
 			args = append(args, c)
 		}
+	}
+	switch err := r.ownLibrary(ctx); {
+	case err == nil, redis.HasErrorPrefix(err, "NOPERM"):
+	case errors.Is(err, errForeignLibrary):
+		// An answer, not an outage: the caller says so and syncs again,
+		// now with ytrend's code.
+		return syncResult{}, fmt.Errorf("redis: %w", err)
+	case isUnavailable(err):
+		return syncResult{}, err
+	default:
+		return syncResult{}, redisError(err)
 	}
 	v, err := r.runWrite(ctx, syncFn, keys, args)
 	var unacked waitError
