@@ -336,8 +336,16 @@ func checkRunsByOwner(t *testing.T, replicas []*replica, killed *replica, backen
 			owners = append(owners, r.Owner)
 		}
 	}
-	if len(owners) != 3 {
-		t.Errorf("%s: the runs' owners in time order are %v, want one stretch per leader, three leaders", backend, owners)
+	// One stretch per leader: an owner met again after another would be
+	// two leaders writing in turn. Three leaders, or two when the resumed
+	// replica won the lease back before the last one stored a page (the
+	// test logs that case; the last one then stands by with nothing run).
+	distinct := map[string]bool{}
+	for _, o := range owners {
+		distinct[o] = true
+	}
+	if len(distinct) != len(owners) || len(owners) < 2 || len(owners) > 3 {
+		t.Errorf("%s: the runs' owners in time order are %v, want one stretch per leader, two or three leaders", backend, owners)
 	}
 	for _, r := range replicas {
 		owner := fmt.Sprintf(":%d:", r.cmd.Process.Pid) // host:pid:random

@@ -269,5 +269,13 @@ func (p slogPrinter) Printf(ctx context.Context, format string, v ...any) {
 			level = slog.LevelDebug
 		}
 	}
+	// A lookup its own caller gave up on (a context canceled: a CLI call
+	// that got its answer from another sentinel, a shutdown) is no problem
+	// of Redis'; the caller reports its own errors.
+	for _, a := range v {
+		if err, ok := a.(error); ok && errors.Is(err, context.Canceled) {
+			level = slog.LevelDebug
+		}
+	}
 	p.log.Log(ctx, level, "redis client: "+fmt.Sprintf(format, v...))
 }
