@@ -33,6 +33,42 @@ func redisKey(cred, kind, limit string) string {
 	return "ytrend:{" + cred + "}:" + kind + ":" + limit
 }
 
+// operation is one call a flush test makes after emptying the server's
+// script or function cache.
+type operation struct {
+	name string
+	run  func() error
+}
+
+// everyOperation is every kind of call the limiter makes, in an order whose
+// results the flush tests check (extra runs before the mark and the
+// refusal it causes): each must still work and count.
+func everyOperation(t *testing.T, l *quota.Limiter, extra ...operation) []operation {
+	ctx := context.Background()
+	ops := []operation{
+		{"reserve", func() error { mustGrant(t, l, "videos.list"); return nil }},
+		{"reserve search", func() error { mustGrant(t, l, "search.list", quota.WithID("s")); return nil }},
+		{"status", func() error {
+			if u := used(t, l); u["daily"] != 101 || u["search"] != 100 {
+				t.Errorf("used = %v, want daily 101 search 100", u)
+			}
+			return nil
+		}},
+		{"release", func() error { return l.Release(ctx, "s") }},
+		{"ping", func() error { return l.Ping(ctx) }},
+	}
+	ops = append(ops, extra...)
+	return append(ops, []operation{
+		{"mark", func() error { return l.MarkExhausted(ctx, time.Now().Add(time.Minute), "test") }},
+		{"refusal", func() error {
+			if r := mustRefuse(t, l, "videos.list"); r.RefusedBy != "upstream" || r.Limits[0].Used != 1 {
+				t.Errorf("after flush: %+v", r)
+			}
+			return nil
+		}},
+	}...)
+}
+
 // TestRedisScriptFlush: SCRIPT FLUSH between calls (a restart or failover
 // empties the cache) is invisible: every operation still works and counts.
 func TestRedisScriptFlush(t *testing.T) {
@@ -45,29 +81,7 @@ func TestRedisScriptFlush(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	steps := []struct {
-		name string
-		run  func() error
-	}{
-		{"reserve", func() error { mustGrant(t, l, "videos.list"); return nil }},
-		{"reserve search", func() error { mustGrant(t, l, "search.list", quota.WithID("s")); return nil }},
-		{"status", func() error {
-			if u := used(t, l); u["daily"] != 101 || u["search"] != 100 {
-				t.Errorf("used = %v, want daily 101 search 100", u)
-			}
-			return nil
-		}},
-		{"release", func() error { return l.Release(ctx, "s") }},
-		{"ping", func() error { return l.Ping(ctx) }},
-		{"mark", func() error { return l.MarkExhausted(ctx, time.Now().Add(time.Minute), "test") }},
-		{"refusal", func() error {
-			if r := mustRefuse(t, l, "videos.list"); r.RefusedBy != "upstream" || r.Limits[0].Used != 1 {
-				t.Errorf("after flush: %+v", r)
-			}
-			return nil
-		}},
-	}
-	for _, s := range steps {
+	for _, s := range everyOperation(t, l) {
 		flush()
 		if err := s.run(); err != nil {
 			t.Fatalf("%s after SCRIPT FLUSH: %v", s.name, err)
@@ -97,31 +111,11 @@ func TestRedisFunctionFlush(t *testing.T) {
 			t.Fatalf("after FUNCTION FLUSH: libraries %v (%v), want none", libs, err)
 		}
 	}
-	steps := []struct {
-		name string
-		run  func() error
-	}{
-		{"reserve", func() error { mustGrant(t, l, "videos.list"); return nil }},
-		{"reserve search", func() error { mustGrant(t, l, "search.list", quota.WithID("s")); return nil }},
-		{"status", func() error {
-			if u := used(t, l); u["daily"] != 101 || u["search"] != 100 {
-				t.Errorf("used = %v, want daily 101 search 100", u)
-			}
-			return nil
-		}},
-		{"release", func() error { return l.Release(ctx, "s") }},
-		{"ping", func() error { return l.Ping(ctx) }},
+	leaseAndSync := []operation{
 		{"lease", func() error { _, err := l.Leases().Acquire(ctx, "replica-a", time.Minute); return err }},
 		{"sync", func() error { _, err := l.Sync(ctx, true); return err }},
-		{"mark", func() error { return l.MarkExhausted(ctx, time.Now().Add(time.Minute), "test") }},
-		{"refusal", func() error {
-			if r := mustRefuse(t, l, "videos.list"); r.RefusedBy != "upstream" || r.Limits[0].Used != 1 {
-				t.Errorf("after flush: %+v", r)
-			}
-			return nil
-		}},
 	}
-	for _, s := range steps {
+	for _, s := range everyOperation(t, l, leaseAndSync...) {
 		flush()
 		if err := s.run(); err != nil {
 			t.Fatalf("%s after FUNCTION FLUSH: %v", s.name, err)

@@ -119,11 +119,9 @@ func (s searcher) rank(f candidateFilter, rs *rankState, rankID int64, st archiv
 		n = rs.phrases[0].df
 	} else {
 		var err error
+		// f.ids is set only when the probe read every match (n < walkProbe).
 		if n, f.ids, err = s.probeIDs(f.expr, walkProbe, st); err != nil {
 			return nil, err
-		}
-		if n >= walkProbe {
-			f.ids = "" // not every match: the index decides
 		}
 	}
 	if s.q.Sort == SortViews && f.expr == s.pq.expr && f.since == 0 && f.channels == "" && f.cats == "" &&
