@@ -127,7 +127,7 @@ type pageData struct {
 	Region, At                string
 	Regions                   []view.Region
 	Chart                     store.Chart
-	Rows                      []chartRow // Chart's entries, for the page
+	Rows                      template.HTML // Chart's entries, made by chartRowsHTML
 	Hits                      []store.Hit
 	Searched                  bool
 	Next                      string
@@ -275,7 +275,7 @@ func (p *pages) renderChart(w http.ResponseWriter, r *http.Request, v pageData, 
 	if v.At == "" {
 		v.At = v.Chart.FetchedAt.UTC().Format(time.DateOnly)
 	}
-	v.Rows = chartRows(v.Chart.Entries)
+	v.Rows = chartRowsHTML(chartRows(v.Chart.Entries))
 	v.CacheControl = view.ChartCacheControl(r.URL.Query().Get("at"), v.Chart)
 	p.page(w, r, http.StatusOK, "chart", v)
 }
