@@ -58,3 +58,69 @@ func TestOptimize(t *testing.T) {
 		t.Error("Optimize with a cancelled context succeeded")
 	}
 }
+
+// freePages is the archive's count of pages on SQLite's free list.
+func freePages(tb testing.TB, db *store.DB) int {
+	tb.Helper()
+	var n int
+	if err := db.Reader().QueryRow(`PRAGMA freelist_count`).Scan(&n); err != nil {
+		tb.Fatal(err)
+	}
+	return n
+}
+
+func TestCompact(t *testing.T) {
+	db, _ := openDB(t)
+	ctx := context.Background()
+	for p := 0; p < 12; p++ {
+		vs := make([]store.Video, 20)
+		for i := range vs {
+			vs[i] = store.Video{ID: fmt.Sprintf("c%dv%d", p, i), Title: fmt.Sprintf("compact page%d", p), Description: "some words here"}
+		}
+		saveChart(t, db, "US", t0.Add(time.Duration(p)*time.Minute), 1, vs...)
+	}
+	// A dropped table leaves its pages free, as a merge leaves the
+	// segments it replaced.
+	if _, err := db.Writer().Exec(`CREATE TABLE scratch (b BLOB);
+		WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200) INSERT INTO scratch SELECT randomblob(4000) FROM n;
+		DROP TABLE scratch`); err != nil {
+		t.Fatal(err)
+	}
+	if n := freePages(t, db); n == 0 {
+		t.Fatal("no free page after the merge; the test needs some")
+	}
+	before := find(t, db, store.Query{Text: "compact", Limit: 500})
+	chart, err := db.Chart(ctx, "US", time.Time{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := db.Compact(cancelled); err == nil {
+		t.Error("Compact with a cancelled context succeeded")
+	}
+	if err := db.Compact(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := freePages(t, db); n != 0 {
+		t.Errorf("%d free pages after Compact, want 0", n)
+	}
+	var check string
+	if err := db.Reader().QueryRow(`PRAGMA integrity_check`).Scan(&check); err != nil || check != "ok" {
+		t.Errorf("integrity_check after Compact: %q, %v", check, err)
+	}
+	ftsIntegrity(t, db)
+	after := find(t, db, store.Query{Text: "compact", Limit: 500})
+	if len(after) != 240 || !slices.Equal(ids(before), ids(after)) {
+		t.Errorf("search results changed: %d before, %d after", len(before), len(after))
+	}
+	again, err := db.Chart(ctx, "US", time.Time{}, 0)
+	if err != nil || again.RunID != chart.RunID || len(again.Entries) != len(chart.Entries) {
+		t.Errorf("the chart changed: run %d, %d entries; was run %d, %d entries (%v)",
+			again.RunID, len(again.Entries), chart.RunID, len(chart.Entries), err)
+	}
+	// The archive keeps taking pages.
+	saveChart(t, db, "US", t0.Add(time.Hour), 1, store.Video{ID: "late", Title: "compact late"})
+	ftsIntegrity(t, db)
+}

@@ -141,15 +141,34 @@ func TestImportMergesTheIndexAfterALargeImport(t *testing.T) {
 		}
 	}
 	for _, tc := range []struct {
-		flag   string
-		merged bool
-	}{{"--merge=never", false}, {"--merge=auto", false}, {"--merge=always", true}} {
+		flags     []string
+		merged    bool
+		compacted bool
+	}{
+		{[]string{"--merge=never", "--compact=never"}, false, false},
+		{[]string{"--merge=auto", "--compact=auto"}, false, false},
+		{[]string{"--merge=always", "--compact=never"}, true, false},
+		{[]string{"--merge=always", "--compact=always"}, true, true},
+	} {
 		w := newWorld(t, sim.Config{})
 		w.write("US_youtube_trending_data.csv", b.String())
-		r := w.mustRun("import", "US_youtube_trending_data.csv", tc.flag)
+		r := w.mustRun(append([]string{"import", "US_youtube_trending_data.csv"}, tc.flags...)...)
 		n := w.indexSegments()
 		if tc.merged != (n == 1) || tc.merged != strings.Contains(r.stderr, "search index merged") {
-			t.Errorf("import %s: %d index segments after it, stderr:\n%s\nwant merged: %v", tc.flag, n, r.stderr, tc.merged)
+			t.Errorf("import %s: %d index segments after it, stderr:\n%s\nwant merged: %v", tc.flags, n, r.stderr, tc.merged)
 		}
+		// The merge frees the pages of the segments it replaced; a
+		// compacted archive has none free.
+		free := w.freePages()
+		if tc.compacted && free != 0 || tc.compacted != strings.Contains(r.stderr, "archive compacted") {
+			t.Errorf("import %s: %d free pages after it, stderr:\n%s\nwant compacted: %v", tc.flags, free, r.stderr, tc.compacted)
+		}
+		if tc.merged && !tc.compacted && free == 0 {
+			t.Errorf("import %s: the merge left no free page, so this test cannot tell a compaction", tc.flags)
+		}
+	}
+	w := newWorld(t, sim.Config{})
+	if r := w.run("import", "x.csv", "--compact=sometimes"); r.code == 0 || !strings.Contains(r.stderr, `--compact: "sometimes" is not auto, always or never`) {
+		t.Errorf("--compact=sometimes: exit %d, stderr:\n%s", r.code, r.stderr)
 	}
 }

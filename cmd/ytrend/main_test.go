@@ -198,6 +198,18 @@ func (w *world) indexSegments() int {
 	return n
 }
 
+// freePages is the archive's count of pages on SQLite's free list.
+func (w *world) freePages() int {
+	w.t.Helper()
+	db := w.openDB()
+	defer db.Close()
+	var n int
+	if err := db.Reader().QueryRow(`PRAGMA freelist_count`).Scan(&n); err != nil {
+		w.t.Fatal(err)
+	}
+	return n
+}
+
 func (w *world) assertNoKey(outputs ...string) {
 	w.t.Helper()
 	for _, o := range outputs {
@@ -694,5 +706,16 @@ func TestOptimizeCommand(t *testing.T) {
 	}
 	if after := w.mustRun("search", "the", "--limit", "50", "--json").stdout; after != before {
 		t.Errorf("search answers changed:\nbefore %s\nafter  %s", before, after)
+	}
+	// --compact then rewrites the file: the pages the merge freed are gone.
+	if w.freePages() == 0 {
+		t.Fatal("no free page after the merge; the test cannot tell a compaction")
+	}
+	r = w.mustRun("optimize", "--compact")
+	if !strings.Contains(r.stderr, "archive compacted") || w.freePages() != 0 {
+		t.Errorf("optimize --compact: %d free pages after it, log:\n%s", w.freePages(), r.stderr)
+	}
+	if after := w.mustRun("search", "the", "--limit", "50", "--json").stdout; after != before {
+		t.Errorf("search answers changed by the compaction:\nbefore %s\nafter  %s", before, after)
 	}
 }

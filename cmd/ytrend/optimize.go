@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -12,7 +13,8 @@ import (
 )
 
 func (c *cli) optimizeCmd() *cobra.Command {
-	return &cobra.Command{
+	var compact bool
+	cmd := &cobra.Command{
 		Use:   "optimize",
 		Short: "Merge the archive's full-text index and refresh the query planner's statistics",
 		Long: `Optimize does the archive's upkeep now: it merges the full-text index into
@@ -20,7 +22,14 @@ one segment (searches then look in one place and skip no superseded entries)
 and refreshes SQLite's planner statistics. "ytrend run" does the same on
 scheduler.maintenance (daily by default). It works in short transactions, so
 fetches and searches in other processes go on meanwhile; an interrupted
-optimize loses nothing and the next one carries on.`,
+optimize loses nothing and the next one carries on.
+
+With --compact it then rewrites the archive file (SQLite's VACUUM), so that
+each table's pages lie together again, as "ytrend import" does after a large
+import: searches take 10-25% less CPU on an archive built by imports. It
+holds the write lock throughout (about 30 s at a million videos; fetches in
+other processes wait), needs free disk about twice the archive's size, and
+an interrupted compaction is rolled back whole.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := c.loadConfig(cmd)
@@ -37,7 +46,17 @@ optimize loses nothing and the next one carries on.`,
 				return err
 			}
 			defer a.close()
-			return daemon.Maintain(cmd.Context(), a.db, a.cfg.Store.Path, a.log)
+			if err := daemon.Maintain(cmd.Context(), a.db, a.cfg.Store.Path, a.log); err != nil || !compact {
+				return err
+			}
+			start := time.Now()
+			if err := a.db.Compact(cmd.Context()); err != nil {
+				return fmt.Errorf("compact (the index is merged; nothing of the compaction was kept): %w", err)
+			}
+			a.log.Info("archive compacted", "archive", a.cfg.Store.Path, "duration", time.Since(start).Round(time.Millisecond).String())
+			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&compact, "compact", false, "then compact the archive file (VACUUM; needs free disk about twice its size)")
+	return cmd
 }
