@@ -249,3 +249,26 @@ func (db *DB) abandoned(own string, started int64, beats map[string]ownerRow, no
 	}
 	return "", false
 }
+
+// OtherWriters lists the other processes that keep a heartbeat in this
+// archive (they started a run, and have not exited or stopped beating for
+// staleHeartbeat): a scheduler, a fetch or an import, on any host. Work
+// that holds the write lock for longer than a writer waits for it
+// (Compact) asks first.
+func (db *DB) OtherWriters(ctx context.Context) ([]string, error) {
+	rows, err := db.reader.QueryContext(ctx, `SELECT id FROM instances WHERE id <> ? AND heartbeat_at > ? ORDER BY id`,
+		db.self.id, time.Now().Add(-staleHeartbeat).UnixMicro())
+	if err != nil {
+		return nil, fmt.Errorf("store: other writers: %w", err)
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("store: other writers: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}

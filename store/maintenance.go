@@ -4,7 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 )
+
+// ErrArchiveInUse is Compact's refusal while another process writes to the
+// archive (a scheduler, a fetch, an import): compacting holds the write
+// lock longer than that process would wait for it.
+var ErrArchiveInUse = errors.New("another process is writing to this archive")
 
 // optimizeStep is how many index pages (about 4 KB each) one Optimize
 // transaction merges: a fraction of a second of work, so a concurrent fetch
@@ -115,8 +121,10 @@ func (db *DB) IndexSegments(ctx context.Context) (int, error) {
 // long-lived process and 20-25% less in a fresh one (ytrend search), whose
 // first reads fault its pages in (BENCHMARKS.md, issue 21).
 //
-// It holds the write lock throughout (about 30 s at a million videos):
-// fetches in other processes wait, searches go on. It needs free disk for
+// It holds the write lock throughout (30-60 s at a million videos), longer
+// than another process's write waits for it (the busy timeout): a fetch
+// would fail, after spending its quota. So it refuses while OtherWriters
+// names a process (ErrArchiveInUse); searches and pages go on meanwhile. It needs free disk for
 // a temporary copy of the archive (in SQLite's temporary directory,
 // SQLITE_TMPDIR or /tmp) and as much again beside the archive for the WAL
 // it writes through. Cancelling ctx interrupts it, and SQLite rolls it back
@@ -124,6 +132,13 @@ func (db *DB) IndexSegments(ctx context.Context) (int, error) {
 func (db *DB) Compact(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	others, err := db.OtherWriters(ctx)
+	if err != nil {
+		return fmt.Errorf("store: compact: %w", err)
+	}
+	if len(others) > 0 {
+		return fmt.Errorf("%w (%s)", ErrArchiveInUse, strings.Join(others, ", "))
 	}
 	if _, err := db.writer.ExecContext(ctx, `VACUUM`); err != nil {
 		if ctx.Err() != nil {

@@ -2,8 +2,10 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -123,4 +125,40 @@ func TestCompact(t *testing.T) {
 	// The archive keeps taking pages.
 	saveChart(t, db, "US", t0.Add(time.Hour), 1, store.Video{ID: "late", Title: "compact late"})
 	ftsIntegrity(t, db)
+}
+
+// Compact refuses while another process keeps a heartbeat in the archive:
+// it would hold the write lock longer than that process waits for it.
+func TestCompactRefusesWhileAnotherProcessWrites(t *testing.T) {
+	db, path := openDB(t)
+	ctx := context.Background()
+	saveChart(t, db, "US", t0, 1, store.Video{ID: "a", Title: "compact refused"})
+
+	// A second handle on the file stands for another process: it started a
+	// run, so it keeps a heartbeat until it closes.
+	other, err := store.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.StartRun(ctx, "DE", store.TriggerCLI, t0.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	ids, err := db.OtherWriters(ctx)
+	if err != nil || len(ids) != 1 || ids[0] != other.Instance() {
+		t.Fatalf("OtherWriters = %v, %v; want [%s]", ids, err, other.Instance())
+	}
+	if err := db.Compact(ctx); !errors.Is(err, store.ErrArchiveInUse) || !strings.Contains(err.Error(), other.Instance()) {
+		t.Fatalf("Compact beside a writer: %v; want ErrArchiveInUse naming %s", err, other.Instance())
+	}
+	// Each names the other, never itself; a writer that has closed is
+	// named by no one.
+	if ids, err := other.OtherWriters(ctx); err != nil || len(ids) != 1 || ids[0] != db.Instance() {
+		t.Errorf("the other's OtherWriters = %v, %v; want [%s]", ids, err, db.Instance())
+	}
+	if err := other.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Compact(ctx); err != nil {
+		t.Fatalf("Compact after the writer closed: %v", err)
+	}
 }

@@ -209,6 +209,11 @@ func compactAfterImport(ctx context.Context, db *store.DB, reports []view.Import
 	before := fileSize(db.Path())
 	fmt.Fprintln(stderr, "compacting the archive so each table's pages lie together ...")
 	if err := db.Compact(ctx); err != nil {
+		if errors.Is(err, store.ErrArchiveInUse) {
+			fmt.Fprintf(stderr, "compaction skipped: %v, and compacting would hold the archive longer than it waits. "+
+				"Run \"ytrend optimize --compact\" while it is stopped\n", err)
+			return nil
+		}
 		if ctx.Err() != nil {
 			fmt.Fprintln(stderr, "compaction stopped and rolled back: every chart is imported; \"ytrend optimize --compact\" does it later")
 			return nil
