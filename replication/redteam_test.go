@@ -195,15 +195,18 @@ func TestConcurrentRestoresIntoOnePathNeverReportABrokenCopy(t *testing.T) {
 	db, path := archivetest.Open(t)
 	url := fileURL(t)
 	s := start(t, path, []string{url}, 4)
-	// A restore that takes a moment, so that the two overlap. 200 charts
-	// took this test to 369 s under -race on two cores (most of make
-	// test's replication time); 60 still overlap there.
-	const charts = 60
+	// The restores overlap when the second reaches the lock while the
+	// first holds it, which takes no size: a restore of a few charts
+	// lasts long enough for that (hundreds of ms under -race). A round
+	// where they did not overlap proves nothing, so the test counts the
+	// rounds in which one was refused by the lock and wants three.
+	const charts = 4
 	saveCharts(t, db, 0, charts)
 	if err := s.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
-	for round := 0; round < 3; round++ {
+	overlapped := 0
+	for round := 0; round < 12 && overlapped < 3; round++ {
 		out := filepath.Join(t.TempDir(), "ytrend.db")
 		errs := make(chan error, 2)
 		for range 2 {
@@ -217,6 +220,9 @@ func TestConcurrentRestoresIntoOnePathNeverReportABrokenCopy(t *testing.T) {
 			if err := <-errs; err == nil {
 				ok++
 			} else {
+				if strings.Contains(err.Error(), "another restore into") {
+					overlapped++
+				}
 				t.Logf("round %d: %v", round, err)
 			}
 		}
@@ -233,5 +239,8 @@ func TestConcurrentRestoresIntoOnePathNeverReportABrokenCopy(t *testing.T) {
 		if n := videos(t, out); n != charts*50 {
 			t.Fatalf("round %d: a restore reported success; the output holds %d videos of %d", round, n, charts*50)
 		}
+	}
+	if overlapped < 3 {
+		t.Fatalf("the two restores overlapped in %d rounds, want 3: the test proved nothing", overlapped)
 	}
 }

@@ -37,21 +37,35 @@ const fixtureVideos = 4000
 var (
 	fixtureOnce sync.Once
 	fixturePath string
-	fixtureErr  error
+	// fixtureOwned: this process built the fixture, and removes it.
+	fixtureOwned bool
+	fixtureErr   error
 )
 
-// fixture is the path of a shared archive built once per test binary;
-// tests only read it.
+// fixtureEnv names the fixture to the fuzz workers that FuzzSearchParams's
+// process starts: they inherit its environment, and read the archive it
+// built instead of building three (at seconds each) and fuzzing late.
+const fixtureEnv = "YTREND_SERVER_TEST_FIXTURE"
+
+// fixture is the path of a shared archive built once per test binary (or,
+// in a fuzz worker, by the process that started it); tests only read it.
 func fixture(tb testing.TB) string {
 	tb.Helper()
 	fixtureOnce.Do(func() {
+		if p := os.Getenv(fixtureEnv); p != "" {
+			fixturePath, fixtureOwned = p, false
+			return
+		}
 		dir, err := os.MkdirTemp("", "ytrend-serve-test-")
 		if err != nil {
 			fixtureErr = err
 			return
 		}
-		fixturePath = filepath.Join(dir, "fixture.db")
+		fixturePath, fixtureOwned = filepath.Join(dir, "fixture.db"), true
 		_, fixtureErr = archivetest.Build(context.Background(), fixturePath, archivetest.Generator(), fixtureVideos, nil)
+		if fixtureErr == nil {
+			fixtureErr = os.Setenv(fixtureEnv, fixturePath)
+		}
 	})
 	if fixtureErr != nil {
 		tb.Fatal(fixtureErr)
@@ -61,7 +75,7 @@ func fixture(tb testing.TB) string {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if fixturePath != "" {
+	if fixtureOwned {
 		os.RemoveAll(filepath.Dir(fixturePath))
 	}
 	os.Exit(code)

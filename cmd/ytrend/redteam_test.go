@@ -24,6 +24,7 @@ import (
 // leader's archive must pass SQLite's and FTS5's checks and hold every run
 // the old term replicated (restoring the term instead is fine).
 func TestTakeoverRefusesADamagedStandbyCopy(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		damage func(t *testing.T, path string)
@@ -50,6 +51,7 @@ func TestTakeoverRefusesADamagedStandbyCopy(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			redistest.Client(t)
 			w := newWorld(t, sim.Config{})
 			w.env["REDIS_URL"] = redistest.URL()
@@ -95,6 +97,7 @@ func TestTakeoverRefusesADamagedStandbyCopy(t *testing.T) {
 // readable transaction), not drop the whole previous term and fetch on
 // from an archive without history.
 func TestTakeoverKeepsTheTermUpToADamagedTail(t *testing.T) {
+	t.Parallel()
 	redistest.Client(t)
 	w := newWorld(t, sim.Config{})
 	w.env["REDIS_URL"] = redistest.URL()
