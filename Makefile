@@ -13,6 +13,11 @@ FUZZTIME ?= 3000x
 # of a core each): 4 at once took the two from 144 s to 119 s at the same
 # CPU time (BENCHMARKS.md, issue 21).
 TESTPARALLEL ?= 4
+# -trimpath leaves the checkout's directory out of every build: without it
+# the go command keys the project's packages by their directory, so each
+# fresh clone (CI's) compiled them all again, under vet, -race, the plain
+# run and each fuzz target. Failure traces then name files by import path.
+TRIM := -trimpath
 BENCHTIME ?= 2s
 
 .DEFAULT_GOAL := help
@@ -27,14 +32,14 @@ build: ## Build bin/ytrend
 
 .PHONY: test
 test: ## go vet, the whole suite under -race, the search walk's full-size checks, then a short fuzz of search text, raw queries against filters, schedule.yaml, dataset files and serve's search parameters
-	$(GO) vet $(PKGS)
-	$(GO) test -race -count=1 -parallel $(TESTPARALLEL) -timeout 30m $(PKGS)
-	$(GO) test -count=1 -run '^TestWalk' ./store
-	$(GO) test -run '^$$' -fuzz '^FuzzSearchQuery$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./store
-	$(GO) test -run '^$$' -fuzz '^FuzzRawQueryFilters$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./store
-	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./config
-	$(GO) test -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./dataset
-	$(GO) test -run '^$$' -fuzz '^FuzzSearchParams$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./server
+	$(GO) vet $(TRIM) $(PKGS)
+	$(GO) test $(TRIM) -race -count=1 -parallel $(TESTPARALLEL) -timeout 30m $(PKGS)
+	$(GO) test $(TRIM) -count=1 -run '^TestWalk' ./store
+	$(GO) test $(TRIM) -run '^$$' -fuzz '^FuzzSearchQuery$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./store
+	$(GO) test $(TRIM) -run '^$$' -fuzz '^FuzzRawQueryFilters$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./store
+	$(GO) test $(TRIM) -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./config
+	$(GO) test $(TRIM) -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./dataset
+	$(GO) test $(TRIM) -run '^$$' -fuzz '^FuzzSearchParams$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./server
 
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
