@@ -237,7 +237,7 @@ func limitArgs(cred string, keys []string, args []any, limits []charge) ([]strin
 
 func (r *Redis) reserve(ctx context.Context, cred string, rv reservation) (decision, error) {
 	keys := make([]string, 0, 5+2*len(rv.charges))
-	args := make([]any, 0, 7+3*len(rv.charges))
+	args := make([]any, 0, 7)
 	keys = append(keys, key(cred, keyExhausted))
 	if rv.call == "" {
 		keys = append(keys, keys[0])
@@ -256,10 +256,20 @@ func (r *Redis) reserve(ctx context.Context, cred string, rv reservation) (decis
 	if rv.callerID {
 		callerID = "1"
 	}
-	args = append(args, rv.id, rv.epoch, newEpoch(), micros(rv.grace), rv.fence.value(), callerID, rv.seen)
+	// The grace and the limits in one argument: each argument costs the
+	// server as much to hand to Lua as parsing this one once per library
+	// load (spec in window.lua).
+	spec := make([]byte, 0, 16+48*len(rv.charges))
+	spec = strconv.AppendInt(spec, micros(rv.grace), 10)
 	for _, c := range rv.charges {
-		args = append(args, c.units, micros(c.window), c.cost)
+		spec = append(spec, ' ')
+		spec = strconv.AppendInt(spec, c.units, 10)
+		spec = append(spec, ' ')
+		spec = strconv.AppendInt(spec, micros(c.window), 10)
+		spec = append(spec, ' ')
+		spec = strconv.AppendInt(spec, c.cost, 10)
 	}
+	args = append(args, rv.id, rv.epoch, newEpoch(), rv.fence.value(), callerID, rv.seen, string(spec))
 	v, err := r.runWrite(ctx, reserveFn, keys, args)
 	var unacked waitError
 	if errors.As(err, &unacked) {

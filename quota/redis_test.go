@@ -245,8 +245,10 @@ func TestRedisKeys(t *testing.T) {
 	} else if f := strings.Fields(got); len(f) != 4 || f[2] != "3" || runID == nil || f[3] != runID[1] {
 		t.Errorf("epoch = %q, want 3 writes counted, held by the server %v", got, runID)
 	}
-	if got, _ := rdb.Get(ctx, redisKey(cred, "total", "daily")).Result(); got != "102 9500 86400000000" {
-		t.Errorf("daily total = %q, want 102 units with its definition, 9500 units per 24h in µs", got)
+	first, _ := rdb.ZScore(ctx, redisKey(cred, "log", "daily"), "s1|100").Result()
+	if got, _ := rdb.Get(ctx, redisKey(cred, "total", "daily")).Result(); got != fmt.Sprintf("102 9500 86400000000 %d", int64(first)) {
+		t.Errorf("daily total = %q, want 102 units with its definition, 9500 units per 24h in µs, and its oldest entry's time, %d",
+			got, int64(first))
 	}
 
 	for _, k := range keys {
@@ -301,7 +303,7 @@ func TestRedisTotalSelfHeals(t *testing.T) {
 	l, rdb := redisLimiter(t, oneLimit("", 100, time.Hour, mixedCosts))
 	cred := l.Config().Credential
 	ctx := context.Background()
-	mustGrant(t, l, "seven")
+	oldest := mustGrant(t, l, "seven").At.UnixMicro()
 	mustGrant(t, l, "one")
 	total := redisKey(cred, "total", "only")
 	tests := []struct {
@@ -318,8 +320,9 @@ func TestRedisTotalSelfHeals(t *testing.T) {
 		if r := mustGrant(t, l, "seven"); r.Limits[0].Used != want {
 			t.Errorf("%s total: used = %d after the next reservation, want %d", tt.name, r.Limits[0].Used, want)
 		}
-		if got, _ := rdb.Get(ctx, total).Result(); got != fmt.Sprintf("%d 100 3600000000", want) {
-			t.Errorf("%s total: stored total = %q, want %d with its definition", tt.name, got, want)
+		if got, _ := rdb.Get(ctx, total).Result(); got != fmt.Sprintf("%d 100 3600000000 %d", want, oldest) {
+			t.Errorf("%s total: stored total = %q, want %d with its definition and the oldest entry's time %d",
+				tt.name, got, want, oldest)
 		}
 		if pttl, _ := rdb.PTTL(ctx, total).Result(); pttl != -time.Nanosecond {
 			t.Errorf("%s total: healed total has a TTL (%s)", tt.name, pttl)
