@@ -21,7 +21,9 @@
 --                         grace_us is how long a detected loss admits nothing; cost_i 0: limit i does
 --                         not count this call, it is only pruned and reported. The same few specs come
 --                         call after call, and each is read once per library load (spec in window.lua).
--- Reply: {code, refused_by, retry_after_us, now_us, duplicate, epoch, grace_until_us, seq, lost,
+-- Reply: {now_us, epoch, grace_until_us, seq, used_1, ..., used_n} for a plain grant (code 1,
+--         duplicate 0, not lost), else
+--        {code, refused_by, retry_after_us, now_us, duplicate, epoch, grace_until_us, seq, lost,
 --         used_1, ..., used_n}
 --   code         1 granted; 0 refused; 2 the epoch is not the caller's: replay, then ask again
 --                (nothing was decided, used_i are 0)
@@ -160,7 +162,7 @@ else
       -- tell later whether the ledger still holds it. The totals and the
       -- epoch go in one MSET (which, like SET, clears a TTL).
       seq = seq + 1
-      local w = {}
+      local k = 0
       for i = 1, n do
         local l = limits[i]
         if l.cost > 0 then
@@ -168,25 +170,33 @@ else
           l.used = l.used + l.cost -- prune made it exact
         end
         if l.cost > 0 or l.stale then
-          w[#w + 1] = l.total
-          w[#w + 1] = total_value(l)
+          mset[k + 1], mset[k + 2] = l.total, total_value(l)
+          k = k + 2
           l.stale = false
         end
       end
-      w[#w + 1] = KEYS[3]
-      w[#w + 1] = epoch_value(epoch, grace_until, seq, run, head)
-      redis.call('MSET', unpack(w))
+      mset[k + 1], mset[k + 2] = KEYS[3], epoch_value(epoch, grace_until, seq, run, head)
+      redis.call('MSET', unpack(mset, 1, k + 2))
     end
   end
 end
 
--- The totals pruning left stale, then the reply.
-local r = {code, refused_by, wait, now, duplicate, epoch, grace_until, seq, lost and 1 or 0}
+-- The totals pruning left stale, then the reply: the short one for a plain
+-- grant (nearly every reply; each element costs ~900 instructions), else
+-- the whole one.
+local r, k = reply, 9
+if code == 1 and duplicate == 0 then
+  r[1], r[2], r[3], r[4], k = now, epoch, grace_until, seq, 4
+else
+  r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9] = code, refused_by, wait, now, duplicate, epoch, grace_until,
+    seq, lost and 1 or 0
+end
 for i = 1, n do
   local l = limits[i]
   if l.stale then
     put_total(l)
   end
-  r[9 + i] = code == 2 and 0 or l.used
+  r[k + i] = code == 2 and 0 or l.used
 end
+r[k + n + 1] = nil
 return r

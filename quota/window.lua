@@ -80,6 +80,12 @@ local function limit(log, total, units, window)
     used = 0, oldest = 0, oldest_s = '0', stale = false}
 end
 
+-- mset and reply are reserve.lua's MSET arguments and reply, reused call
+-- after call: a table built per call costs an allocation, and each element
+-- appended past its constructor's size a resize. Each call sets what it
+-- uses (and the reply ends at its first nil, which the call sets).
+local mset, reply = {}, {}
+
 -- spec reads reserve.lua's ARGV[7], "<grace_us> <units_1> <window_us_1>
 -- <cost_1> ...", into the grace and one limit record per limit (limit),
 -- with its cost. A caller sends the same few specs call after call, so each
@@ -126,8 +132,9 @@ local function read_total(i, l, v)
   -- match at the first space, since mid ends in one and oldest does not.
   local p = string.find(v, l.mid, 1, true)
   if p then
+    -- The oldest stays the same call after call: num remembers it.
     local oldest_s = string.sub(v, p + #l.mid)
-    l.used, l.oldest, l.oldest_s = tonumber(string.sub(v, 1, p - 1)), tonumber(oldest_s), oldest_s
+    l.used, l.oldest, l.oldest_s = tonumber(string.sub(v, 1, p - 1)), num(oldest_s), oldest_s
     return
   end
   local used, units, window, oldest_s = string.match(v, '^(%-?%d+) ?(%d*) ?(%d*) ?(%d*)$')
