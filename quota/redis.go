@@ -280,13 +280,14 @@ func (r *Redis) reserve(ctx context.Context, cred string, rv reservation) (decis
 		return decision{}, scriptError(err, rv.charges)
 	}
 	vs, ok := v.([]any)
-	if ok && len(vs) == 4+len(rv.charges) {
-		// A plain grant, {now, epoch, grace_until, seq, used...}: the
-		// whole reply's code 1 and zeros around those.
+	if ok && len(vs) == 3+len(rv.charges) {
+		// A plain grant, {now, epoch, seq, used...}: the whole reply's
+		// code 1 and zeros around those (a grace that is over reads as
+		// none).
 		full := make([]any, 9+len(rv.charges))
 		full[0], full[1], full[2], full[3], full[4] = int64(1), int64(0), int64(0), vs[0], int64(0)
-		full[5], full[6], full[7], full[8] = vs[1], vs[2], vs[3], int64(0)
-		copy(full[9:], vs[4:])
+		full[5], full[6], full[7], full[8] = vs[1], int64(0), vs[2], int64(0)
+		copy(full[9:], vs[3:])
 		vs = full
 	}
 	if !ok || len(vs) != 9+len(rv.charges) {

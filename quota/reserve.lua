@@ -21,8 +21,8 @@
 --                         grace_us is how long a detected loss admits nothing; cost_i 0: limit i does
 --                         not count this call, it is only pruned and reported. The same few specs come
 --                         call after call, and each is read once per library load (spec in window.lua).
--- Reply: {now_us, epoch, grace_until_us, seq, used_1, ..., used_n} for a plain grant (code 1,
---         duplicate 0, not lost), else
+-- Reply: {now_us, epoch, seq, used_1, ..., used_n} for a plain grant (code 1, duplicate 0,
+--         not lost; its grace is over), else
 --        {code, refused_by, retry_after_us, now_us, duplicate, epoch, grace_until_us, seq, lost,
 --         used_1, ..., used_n}
 --   code         1 granted; 0 refused; 2 the epoch is not the caller's: replay, then ask again
@@ -183,10 +183,11 @@ end
 
 -- The totals pruning left stale, then the reply: the short one for a plain
 -- grant (nearly every reply; each element costs ~900 instructions), else
--- the whole one.
+-- the whole one. A grant is never in the grace (it would have been
+-- refused), so its grace_until tells the caller nothing.
 local r, k = reply, 9
 if code == 1 and duplicate == 0 then
-  r[1], r[2], r[3], r[4], k = now, epoch, grace_until, seq, 4
+  r[1], r[2], r[3], k = now, epoch, seq, 3
 else
   r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9] = code, refused_by, wait, now, duplicate, epoch, grace_until,
     seq, lost and 1 or 0

@@ -73,11 +73,13 @@ end
 -- window_us as the caller sent them). mid is what a total of this
 -- definition holds between its used and its oldest fields. The record also
 -- carries, per call, what prune found: used, oldest (and oldest_s, the same
--- as a string), stale (the total must be written).
+-- as a string), stale (the total must be written); and the total last
+-- parsed or built (last_v) with what it says.
 local function limit(log, total, units, window)
   return {log = log, total = total, units = num(units), units_s = units, window = num(window), window_s = window,
     mid = ' ' .. units .. ' ' .. window .. ' ', cost = 0, member = nil,
-    used = 0, oldest = 0, oldest_s = '0', stale = false}
+    used = 0, oldest = 0, oldest_s = '0', stale = false,
+    last_v = false, last_used = 0, last_oldest = 0, last_oldest_s = '0'}
 end
 
 -- mset and reply are reserve.lua's MSET arguments and reply, reused call
@@ -124,6 +126,12 @@ end
 -- write.) Scripts read every total before they write anything, so that it
 -- raises before anything is written.
 local function read_total(i, l, v)
+  if v and v == l.last_v then
+    -- What this record last wrote (total_value), or last read: a process
+    -- that spends alone reads next what it wrote last.
+    l.used, l.oldest, l.oldest_s = l.last_used, l.last_oldest, l.last_oldest_s
+    return
+  end
   l.used, l.oldest, l.oldest_s = nil, nil, nil
   if not v then
     return
@@ -135,6 +143,7 @@ local function read_total(i, l, v)
     -- The oldest stays the same call after call: num remembers it.
     local oldest_s = string.sub(v, p + #l.mid)
     l.used, l.oldest, l.oldest_s = tonumber(string.sub(v, 1, p - 1)), num(oldest_s), oldest_s
+    l.last_v, l.last_used, l.last_oldest, l.last_oldest_s = v, l.used, l.oldest, oldest_s
     return
   end
   local used, units, window, oldest_s = string.match(v, '^(%-?%d+) ?(%d*) ?(%d*) ?(%d*)$')
@@ -156,8 +165,11 @@ local function read_total(i, l, v)
 end
 
 -- total_value is a limit's total as stored: "<used> <units> <window_us> <oldest_us>".
+-- The callers write it at once, and read_total remembers it.
 local function total_value(l)
-  return int(l.used) .. l.mid .. l.oldest_s
+  local v = int(l.used) .. l.mid .. l.oldest_s
+  l.last_v, l.last_used, l.last_oldest, l.last_oldest_s = v, l.used, l.oldest, l.oldest_s
+  return v
 end
 
 -- entered lowers l's bound for a member scored at (µs; at_s the same as a
@@ -301,9 +313,15 @@ end
 -- run id do not, so the head last read is remembered with what it says, and
 -- a value that starts with it is two plain compares and one number.
 local head_v, head_id, head_grace = nil, nil, 0
+-- The value last written by epoch_value, and what it says: a process that
+-- spends alone reads next what it wrote last.
+local last_v, last_id, last_grace, last_seq, last_run, last_head = nil, nil, 0, 0, nil, nil
 local function parse_epoch(v)
   if not v then
     return nil, 0, 0, '', nil
+  end
+  if v == last_v then
+    return last_id, last_grace, last_seq, last_run, last_head
   end
   if head_v and run_tail and string.find(v, head_v, 1, true) == 1 then
     local tail = run_tail
@@ -323,9 +341,13 @@ local function parse_epoch(v)
 end
 
 -- epoch_value is the epoch key's value "<id> <grace_until_us> <seq> <run id>";
--- head is its "<id> <grace_until_us> " when the caller has it.
+-- head is its "<id> <grace_until_us> " when the caller has it. The callers
+-- write it at once, and parse_epoch remembers it.
 local function epoch_value(id, grace_until, seq, run, head)
-  return (head or (id .. ' ' .. int(grace_until) .. ' ')) .. int(seq) .. ' ' .. run
+  head = head or (id .. ' ' .. int(grace_until) .. ' ')
+  local v = head .. int(seq) .. ' ' .. run
+  last_v, last_id, last_grace, last_seq, last_run, last_head = v, id, grace_until, seq, run, head
+  return v
 end
 
 -- put_epoch writes the epoch key. It has no TTL.
