@@ -360,3 +360,76 @@ func TestRedisKeysShareOneSlot(t *testing.T) {
 		}
 	}
 }
+
+// TestRedisReplayBelowTheBound: a total keeps a bound below which no
+// member is scored, and a reservation prunes only once the bound has left
+// the window. A replay can add an entry older than every member (a grant
+// made while Redis was unreachable): it must lower the bound, or that entry
+// would count past its window. Here it leaves the window two seconds after
+// the replay, while the grant beside it counts for an hour.
+func TestRedisReplayBelowTheBound(t *testing.T) {
+	t.Parallel()
+	cfg := oneLimit("", 100, time.Hour, smallCosts)
+	l, rdb := redisLimiter(t, cfg)
+	cred := l.Config().Credential
+	ctx := context.Background()
+	granted := mustGrant(t, l, "seven").At
+	st := status(t, l)
+
+	// The replay, as sync.lua takes it: one entry of cost 5, older than
+	// the grant, that leaves the window 2 s after it.
+	old := granted.Add(-time.Hour + 2*time.Second)
+	name, _ := quota.Library()
+	keys := []string{redisKey(cred, "epoch", ""), redisKey(cred, "epoch", "info"), redisKey(cred, "log", "only"),
+		redisKey(cred, "total", "only")}
+	v, err := rdb.FCall(ctx, name+"_sync", keys, st.Ledger.Epoch, "fresh", 0, 1, "0", 0,
+		100, time.Hour.Microseconds(), "", "replayed", old.UnixMicro(), 5).Slice()
+	if err != nil || len(v) < 1 || v[0] != int64(1) {
+		t.Fatalf("sync = %v, %v; want the entry added (a stall of 2 s would have left it outside the window)", v, err)
+	}
+	if u := used(t, l)["only"]; u != 12 {
+		t.Fatalf("used after the replay = %d, want 7 + 5", u)
+	}
+	// Wait by Redis' clock until the replayed entry has left the window.
+	for status(t, l).At.Before(old.Add(time.Hour)) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if r := mustGrant(t, l, "one"); r.Limits[0].Used != 8 {
+		t.Errorf("used after the replayed entry left the window = %d, want 7 + 1", r.Limits[0].Used)
+	}
+}
+
+// TestRedisTwoCredentialsInTurn: the library remembers the last epoch value
+// and totals it wrote, to skip parsing them when a process spending alone
+// reads them back. Two credentials with the same limits, spending and
+// asking for their status in turn on one server, must each still read their
+// own: exact usage, and no loss taken for the other's epoch.
+func TestRedisTwoCredentialsInTurn(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Client(t)
+	ctx := context.Background()
+	var ls []*quota.Limiter
+	var epochs []string // as the keys hold them
+	for _, name := range []string{"a", "b"} {
+		cfg := oneLimit(redistest.Prefix(t)+"-"+name, 100, time.Hour, smallCosts)
+		begin(t, cfg, quota.NewRedis(rdb))
+		ls = append(ls, newLimiter(t, cfg, quota.NewRedis(rdb)))
+		v, err := rdb.Get(ctx, redisKey(cfg.Credential, "epoch", "")).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		epochs = append(epochs, strings.Fields(v)[0])
+	}
+	for i := range 6 {
+		a, b := ls[i%2], ls[1-i%2]
+		if r := mustGrant(t, a, "seven"); r.Limits[0].Used != int64(7*(i/2+1)) {
+			t.Fatalf("step %d: used %d, want %d", i, r.Limits[0].Used, 7*(i/2+1))
+		}
+		status(t, b) // reads b's epoch and total, writes neither
+	}
+	for i, l := range ls {
+		if st := status(t, l); st.Ledger.Epoch != epochs[i] || st.Limits[0].Used != 21 {
+			t.Errorf("credential %d: epoch %s, used %d; want %s, 21", i, st.Ledger.Epoch, st.Limits[0].Used, epochs[i])
+		}
+	}
+}
