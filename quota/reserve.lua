@@ -94,8 +94,10 @@ for i = 1, n do
 end
 
 local run = server_id()
+-- ARGV[6] + 0, not tonumber: tonumber converts a string twice (it checks,
+-- then converts), and seen is a new number call after call.
 local epoch, grace_until, seq, replay, lost, head = epoch_check(KEYS[3], KEYS[5 + n], state[3], ARGV[2],
-  tonumber(ARGV[6]), ARGV[3], sp.grace, now, limits, run)
+  ARGV[6] + 0, ARGV[3], sp.grace, now, limits, run)
 if lost then
   -- A total may have outlived its log: count what is really there.
   for i = 1, n do
@@ -107,7 +109,10 @@ end
 -- local it reads) costs more than the branches it would save.
 -- code, refused_by, wait, duplicate are the reply's first fields.
 local code, refused_by, wait, duplicate = 1, 0, 0, 0
-local untilus = math.max(mark_end(state[1]), mark_end(state[2]))
+local untilus, call_until = mark_end(state[1]), mark_end(state[2])
+if call_until > untilus then
+  untilus = call_until
+end
 if replay then
   code = 2
 elseif untilus > now or grace_until > now then
