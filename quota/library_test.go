@@ -61,10 +61,10 @@ func TestLibraryNameIsItsWholeText(t *testing.T) {
 }
 
 // TestLibraryOfAnotherBuild: another build whose library differs from this
-// one's only in a function's wrapper (here one that raises every limit of
-// reserve tenfold, as a build of the old scheme could have) loads under its
-// own name beside ytrend's, and ytrend's reservations keep calling ytrend's
-// code: 20 units of a 20-unit hour, never more.
+// one's only in a function's wrapper (here one that raises reserve's first
+// limit tenfold; the old scheme gave such a build ytrend's name) loads under
+// its own name beside ytrend's, and ytrend's reservations keep calling
+// ytrend's code: 20 units of a 20-unit hour, never more.
 func TestLibraryOfAnotherBuild(t *testing.T) {
 	t.Parallel()
 	srv := redistest.StartServer(t)
@@ -80,7 +80,9 @@ func TestLibraryOfAnotherBuild(t *testing.T) {
 		t.Fatalf("the library has no %q", wrapper)
 	}
 	text := strings.ReplaceAll(code, name, quota.LibraryPlaceholder)
-	text = strings.Replace(text, wrapper, wrapper+"ARGV[8] = tostring(10 * tonumber(ARGV[8]))\n", 1)
+	// ARGV[7] is "<grace> <units_1> ...": ten times the first limit's units.
+	text = strings.Replace(text, wrapper,
+		wrapper+"ARGV[7] = (string.gsub(ARGV[7], '^(%d+) (%d+)', function(g, u) return g .. ' ' .. u .. '0' end))\n", 1)
 	other := quota.LibraryName(text)
 	ctx := context.Background()
 	rdb := srv.Client()
