@@ -23,11 +23,25 @@ import (
 // process cannot change (its run id, read once from INFO instead of on every
 // call; see server_id in window.lua).
 //
-// The library's name, and its functions', carry a hash of its code, so two
-// versions of ytrend spending from one Redis each call their own. A server
-// that lacks the library (a restart that lost everything, FUNCTION FLUSH, a
-// new master of a Cluster) answers "Function not found"; the call loads it
-// (on every master of a Cluster) and runs again, as EVALSHA's NOSCRIPT did.
+// The library's name, and its functions', carry a hash of its whole text
+// (newLibrary), so two builds of ytrend spending from one Redis each call
+// their own, however little their libraries differ. A server that lacks the
+// library (a restart that lost everything, FUNCTION FLUSH, a new master of a
+// Cluster) answers "Function not found"; the call loads it (on every master
+// of a Cluster) and runs again, as EVALSHA's NOSCRIPT did.
+//
+// Nothing checks that the code under the name is still this build's. No
+// build of ytrend loads other code under it, so what differs was put there
+// on purpose, by a client allowed FUNCTION LOAD. A check at each sync
+// (FUNCTION LIST WITHCODE, loading ours over anything else; branch redfcall)
+// was measured and left out: ~63k server instructions and a 34 KB reply per
+// check, a third of a reservation, every 5 s per `ytrend run` and once per
+// CLI process, and FUNCTION LIST in the ACL. It would also protect nothing.
+// Whoever loaded the code can load it again the moment after a check, and
+// calls in between run the foreign code; a process that does not sync keeps
+// calling it until its next sync. The guard is the ACL: FUNCTION LOAD's code
+// runs with the rights of whoever calls it, so only the operator may load
+// functions on a Redis that ytrend spends from (see README).
 var (
 	//go:embed window.lua
 	windowLua string
@@ -67,8 +81,8 @@ var (
 
 // library is the Redis Function library: its versioned name and its code.
 type library struct {
-	name string // "ytrend_<hash of the code>"
-	code string
+	name string // "ytrend_<SHA-256 of the code>"
+	code string // exactly what FUNCTION LOAD is sent
 	fns  map[string]bool
 }
 
@@ -76,26 +90,37 @@ type library struct {
 // the function's arguments, and the function's flags ("" for none).
 type libFunc struct{ name, body, flags string }
 
+// libraryName stands for the library's name in its text while the text is
+// hashed: the name is a hash of every byte FUNCTION LOAD is sent (the
+// header, each register_function wrapper, the shared code and the bodies)
+// except the hash's own digits, which cannot be part of their own input.
+const libraryName = "ytrend_LIBRARY"
+
 func newLibrary(shared string, fns ...libFunc) *library {
-	h := sha256.New()
-	h.Write([]byte(shared))
-	for _, f := range fns {
-		fmt.Fprintf(h, "\x00%s\x00%s\x00%s", f.name, f.flags, f.body)
-	}
-	l := &library{name: "ytrend_" + hex.EncodeToString(h.Sum(nil))[:12], fns: map[string]bool{}}
 	var b strings.Builder
-	fmt.Fprintf(&b, "#!lua name=%s\n%s\n", l.name, shared)
+	fmt.Fprintf(&b, "#!lua name=%s\n%s\n", libraryName, shared)
+	l := &library{fns: map[string]bool{}}
 	for _, f := range fns {
 		flags := ""
 		if f.flags != "" {
 			flags = ", flags = {'" + f.flags + "'}"
 		}
 		fmt.Fprintf(&b, "redis.register_function{function_name = '%s_%s'%s, callback = function(KEYS, ARGV)\n%s\nend}\n",
-			l.name, f.name, flags, f.body)
+			libraryName, f.name, flags, f.body)
 		l.fns[f.name] = true
 	}
-	l.code = b.String()
+	l.name = nameOf(b.String())
+	l.code = strings.ReplaceAll(b.String(), libraryName, l.name)
 	return l
+}
+
+// nameOf is the name of the library whose text, with libraryName where its
+// name goes, is text: the whole SHA-256, so that two libraries that differ
+// anywhere never share a name (and a build never calls another's code as
+// its own).
+func nameOf(text string) string {
+	sum := sha256.Sum256([]byte(text))
+	return "ytrend_" + hex.EncodeToString(sum[:])
 }
 
 // fn is the name a function of the library is called by.
@@ -212,7 +237,7 @@ func limitArgs(cred string, keys []string, args []any, limits []charge) ([]strin
 
 func (r *Redis) reserve(ctx context.Context, cred string, rv reservation) (decision, error) {
 	keys := make([]string, 0, 5+2*len(rv.charges))
-	args := make([]any, 0, 7+3*len(rv.charges))
+	args := make([]any, 0, 7)
 	keys = append(keys, key(cred, keyExhausted))
 	if rv.call == "" {
 		keys = append(keys, keys[0])
@@ -231,10 +256,20 @@ func (r *Redis) reserve(ctx context.Context, cred string, rv reservation) (decis
 	if rv.callerID {
 		callerID = "1"
 	}
-	args = append(args, rv.id, rv.epoch, newEpoch(), micros(rv.grace), rv.fence.value(), callerID, rv.seen)
+	// The grace and the limits in one argument: each argument costs the
+	// server as much to hand to Lua as parsing this one once per library
+	// load (spec in window.lua).
+	spec := make([]byte, 0, 16+48*len(rv.charges))
+	spec = strconv.AppendInt(spec, micros(rv.grace), 10)
 	for _, c := range rv.charges {
-		args = append(args, c.units, micros(c.window), c.cost)
+		spec = append(spec, ' ')
+		spec = strconv.AppendInt(spec, c.units, 10)
+		spec = append(spec, ' ')
+		spec = strconv.AppendInt(spec, micros(c.window), 10)
+		spec = append(spec, ' ')
+		spec = strconv.AppendInt(spec, c.cost, 10)
 	}
+	args = append(args, rv.id, rv.epoch, newEpoch(), rv.fence.value(), callerID, rv.seen, string(spec))
 	v, err := r.runWrite(ctx, reserveFn, keys, args)
 	var unacked waitError
 	if errors.As(err, &unacked) {
@@ -245,6 +280,16 @@ func (r *Redis) reserve(ctx context.Context, cred string, rv reservation) (decis
 		return decision{}, scriptError(err, rv.charges)
 	}
 	vs, ok := v.([]any)
+	if ok && len(vs) == 3+len(rv.charges) {
+		// A plain grant, {now, epoch, seq, used...}: the whole reply's
+		// code 1 and zeros around those (a grace that is over reads as
+		// none).
+		full := make([]any, 9+len(rv.charges))
+		full[0], full[1], full[2], full[3], full[4] = int64(1), int64(0), int64(0), vs[0], int64(0)
+		full[5], full[6], full[7], full[8] = vs[1], int64(0), vs[2], int64(0)
+		copy(full[9:], vs[3:])
+		vs = full
+	}
 	if !ok || len(vs) != 9+len(rv.charges) {
 		return decision{}, fmt.Errorf("redis: reserve.lua: unexpected reply %v", v)
 	}

@@ -245,8 +245,10 @@ func TestRedisKeys(t *testing.T) {
 	} else if f := strings.Fields(got); len(f) != 4 || f[2] != "3" || runID == nil || f[3] != runID[1] {
 		t.Errorf("epoch = %q, want 3 writes counted, held by the server %v", got, runID)
 	}
-	if got, _ := rdb.Get(ctx, redisKey(cred, "total", "daily")).Result(); got != "102 9500 86400000000" {
-		t.Errorf("daily total = %q, want 102 units with its definition, 9500 units per 24h in µs", got)
+	first, _ := rdb.ZScore(ctx, redisKey(cred, "log", "daily"), "s1|100").Result()
+	if got, _ := rdb.Get(ctx, redisKey(cred, "total", "daily")).Result(); got != fmt.Sprintf("102 9500 86400000000 %d", int64(first)) {
+		t.Errorf("daily total = %q, want 102 units with its definition, 9500 units per 24h in µs, and its oldest entry's time, %d",
+			got, int64(first))
 	}
 
 	for _, k := range keys {
@@ -301,7 +303,7 @@ func TestRedisTotalSelfHeals(t *testing.T) {
 	l, rdb := redisLimiter(t, oneLimit("", 100, time.Hour, mixedCosts))
 	cred := l.Config().Credential
 	ctx := context.Background()
-	mustGrant(t, l, "seven")
+	oldest := mustGrant(t, l, "seven").At.UnixMicro()
 	mustGrant(t, l, "one")
 	total := redisKey(cred, "total", "only")
 	tests := []struct {
@@ -318,8 +320,9 @@ func TestRedisTotalSelfHeals(t *testing.T) {
 		if r := mustGrant(t, l, "seven"); r.Limits[0].Used != want {
 			t.Errorf("%s total: used = %d after the next reservation, want %d", tt.name, r.Limits[0].Used, want)
 		}
-		if got, _ := rdb.Get(ctx, total).Result(); got != fmt.Sprintf("%d 100 3600000000", want) {
-			t.Errorf("%s total: stored total = %q, want %d with its definition", tt.name, got, want)
+		if got, _ := rdb.Get(ctx, total).Result(); got != fmt.Sprintf("%d 100 3600000000 %d", want, oldest) {
+			t.Errorf("%s total: stored total = %q, want %d with its definition and the oldest entry's time %d",
+				tt.name, got, want, oldest)
 		}
 		if pttl, _ := rdb.PTTL(ctx, total).Result(); pttl != -time.Nanosecond {
 			t.Errorf("%s total: healed total has a TTL (%s)", tt.name, pttl)
@@ -354,6 +357,79 @@ func TestRedisKeysShareOneSlot(t *testing.T) {
 		end := strings.IndexByte(k[open+1:], '}')
 		if open < 0 || end < 0 || k[open+1:open+1+end] != cred {
 			t.Errorf("key %q: hash tag is not {%s}", k, cred)
+		}
+	}
+}
+
+// TestRedisReplayBelowTheBound: a total keeps a bound below which no
+// member is scored, and a reservation prunes only once the bound has left
+// the window. A replay can add an entry older than every member (a grant
+// made while Redis was unreachable): it must lower the bound, or that entry
+// would count past its window. Here it leaves the window two seconds after
+// the replay, while the grant beside it counts for an hour.
+func TestRedisReplayBelowTheBound(t *testing.T) {
+	t.Parallel()
+	cfg := oneLimit("", 100, time.Hour, smallCosts)
+	l, rdb := redisLimiter(t, cfg)
+	cred := l.Config().Credential
+	ctx := context.Background()
+	granted := mustGrant(t, l, "seven").At
+	st := status(t, l)
+
+	// The replay, as sync.lua takes it: one entry of cost 5, older than
+	// the grant, that leaves the window 2 s after it.
+	old := granted.Add(-time.Hour + 2*time.Second)
+	name, _ := quota.Library()
+	keys := []string{redisKey(cred, "epoch", ""), redisKey(cred, "epoch", "info"), redisKey(cred, "log", "only"),
+		redisKey(cred, "total", "only")}
+	v, err := rdb.FCall(ctx, name+"_sync", keys, st.Ledger.Epoch, "fresh", 0, 1, "0", 0,
+		100, time.Hour.Microseconds(), "", "replayed", old.UnixMicro(), 5).Slice()
+	if err != nil || len(v) < 1 || v[0] != int64(1) {
+		t.Fatalf("sync = %v, %v; want the entry added (a stall of 2 s would have left it outside the window)", v, err)
+	}
+	if u := used(t, l)["only"]; u != 12 {
+		t.Fatalf("used after the replay = %d, want 7 + 5", u)
+	}
+	// Wait by Redis' clock until the replayed entry has left the window.
+	for status(t, l).At.Before(old.Add(time.Hour)) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if r := mustGrant(t, l, "one"); r.Limits[0].Used != 8 {
+		t.Errorf("used after the replayed entry left the window = %d, want 7 + 1", r.Limits[0].Used)
+	}
+}
+
+// TestRedisTwoCredentialsInTurn: the library remembers the last epoch value
+// and totals it wrote, to skip parsing them when a process spending alone
+// reads them back. Two credentials with the same limits, spending and
+// asking for their status in turn on one server, must each still read their
+// own: exact usage, and no loss taken for the other's epoch.
+func TestRedisTwoCredentialsInTurn(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Client(t)
+	ctx := context.Background()
+	var ls []*quota.Limiter
+	var epochs []string // as the keys hold them
+	for _, name := range []string{"a", "b"} {
+		cfg := oneLimit(redistest.Prefix(t)+"-"+name, 100, time.Hour, smallCosts)
+		begin(t, cfg, quota.NewRedis(rdb))
+		ls = append(ls, newLimiter(t, cfg, quota.NewRedis(rdb)))
+		v, err := rdb.Get(ctx, redisKey(cfg.Credential, "epoch", "")).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		epochs = append(epochs, strings.Fields(v)[0])
+	}
+	for i := range 6 {
+		a, b := ls[i%2], ls[1-i%2]
+		if r := mustGrant(t, a, "seven"); r.Limits[0].Used != int64(7*(i/2+1)) {
+			t.Fatalf("step %d: used %d, want %d", i, r.Limits[0].Used, 7*(i/2+1))
+		}
+		status(t, b) // reads b's epoch and total, writes neither
+	}
+	for i, l := range ls {
+		if st := status(t, l); st.Ledger.Epoch != epochs[i] || st.Limits[0].Used != 21 {
+			t.Errorf("credential %d: epoch %s, used %d; want %s, 21", i, st.Ledger.Epoch, st.Limits[0].Used, epochs[i])
 		}
 	}
 }

@@ -9,16 +9,16 @@
 local pattern = ARGV[1] .. '|*'
 local now = usec()
 local n = #KEYS / 2
-local limits, totals = {}, {}
+local limits = {}
 for i = 1, n do
   limits[i] = limit(KEYS[2 * i - 1], KEYS[2 * i], ARGV[2 * i], ARGV[2 * i + 1])
-  totals[i] = redis.call('GET', KEYS[2 * i])
-  check_def(i, limits[i], totals[i])
+  read_total(i, limits[i], redis.call('GET', KEYS[2 * i]))
 end
 local removed = 0
-for i, l in ipairs(limits) do
-  local used = prune(l, totals[i], now)
+for _, l in ipairs(limits) do
+  prune(l, now)
   -- Release is rare; a scan of one credential's log is cheap enough.
+  -- Removing members only raises the oldest: the bound still holds.
   local cursor = '0'
   repeat
     local page = redis.call('ZSCAN', l.log, cursor, 'MATCH', pattern, 'COUNT', 1000)
@@ -26,11 +26,11 @@ for i, l in ipairs(limits) do
     for j = 1, #page[2], 2 do
       local m = page[2][j]
       if redis.call('ZREM', l.log, m) == 1 then
-        used = used - member_cost(m)
+        l.used = l.used - member_cost(m)
         removed = removed + 1
       end
     end
   until cursor == '0'
-  put_total(l, used)
+  put_total(l)
 end
 return removed

@@ -14,13 +14,16 @@
 -- ARGV[1]                 reservation id
 -- ARGV[2]                 the epoch the caller last saw ('' for none)
 -- ARGV[3]                 a fresh epoch id, used if the ledger has none
--- ARGV[4]                 grace_us: how long a detected loss admits nothing
--- ARGV[5]                 fence: "<token> <holder>" of the leader lease the caller acts for, '' for none
--- ARGV[6]                 '1' when the id was chosen by the caller: a reuse with another cost is refused
--- ARGV[7]                 seen: the highest seq the caller saw in the epoch of ARGV[2] (0 for none)
--- ARGV[3i+5 .. 3i+7]      units_i, window_us_i, cost_i
---                         (cost 0: limit i does not count this call; it is only pruned and reported)
--- Reply: {code, refused_by, retry_after_us, now_us, duplicate, epoch, grace_until_us, seq, lost,
+-- ARGV[4]                 fence: "<token> <holder>" of the leader lease the caller acts for, '' for none
+-- ARGV[5]                 '1' when the id was chosen by the caller: a reuse with another cost is refused
+-- ARGV[6]                 seen: the highest seq the caller saw in the epoch of ARGV[2] (0 for none)
+-- ARGV[7]                 "<grace_us> <units_1> <window_us_1> <cost_1> ... <units_n> <window_us_n> <cost_n>":
+--                         grace_us is how long a detected loss admits nothing; cost_i 0: limit i does
+--                         not count this call, it is only pruned and reported. The same few specs come
+--                         call after call, and each is read once per library load (spec in window.lua).
+-- Reply: {now_us, epoch, seq, used_1, ..., used_n} for a plain grant (code 1, duplicate 0,
+--         not lost; its grace is over), else
+--        {code, refused_by, retry_after_us, now_us, duplicate, epoch, grace_until_us, seq, lost,
 --         used_1, ..., used_n}
 --   code         1 granted; 0 refused; 2 the epoch is not the caller's: replay, then ask again
 --                (nothing was decided, used_i are 0)
@@ -39,6 +42,10 @@
 
 local id = ARGV[1]
 local n = (#KEYS - 5) / 2
+local sp = spec(ARGV[7])
+if sp.n ~= n then
+  error('reserve: ' .. n .. ' limits in KEYS, ' .. sp.n .. ' in ARGV[7]')
+end
 local now = usec()
 
 -- One MGET reads the marks, the epoch, the lease and every total: each
@@ -46,22 +53,27 @@ local now = usec()
 -- their number down.
 local state = redis.call('MGET', unpack(KEYS, 1, 4 + n))
 
-if ARGV[5] ~= '' and state[4] ~= ARGV[5] then
+if ARGV[4] ~= '' and state[4] ~= ARGV[4] then
   error({err = 'YTREND_FENCED ' .. (state[4] or 'none')})
 end
 
-local limits, used, stale = {}, {}, {}
+-- The spec's records, reused call after call: every per-call field is set
+-- here, before anything reads it.
 for i = 1, n do
-  local a = 3 * i + 5
-  local l = limit(KEYS[5 + n + i], KEYS[4 + i], ARGV[a], ARGV[a + 1], num(ARGV[a + 2]), id .. '|' .. ARGV[a + 2])
-  check_def(i, l, state[4 + i])
-  limits[i] = l
+  local l = sp[i]
+  l.log, l.total = KEYS[5 + n + i], KEYS[4 + i]
+  if l.cost > 0 then
+    l.member = id .. '|' .. l.cost_s
+  end
+  read_total(i, l, state[4 + i])
 end
+local limits = sp
 
 -- A caller's own id is rarely reused, and then it must mean the same cost:
 -- a second cost would be a second charge. Random ids skip the scan.
-if ARGV[6] == '1' then
-  for i, l in ipairs(limits) do
+if ARGV[5] == '1' then
+  for i = 1, n do
+    local l = limits[i]
     if l.cost > 0 then
       local cursor = '0'
       repeat
@@ -77,17 +89,19 @@ if ARGV[6] == '1' then
   end
 end
 
-for i, l in ipairs(limits) do
-  used[i], stale[i] = prune(l, state[4 + i], now)
+for i = 1, n do
+  prune(limits[i], now)
 end
 
 local run = server_id()
-local epoch, grace_until, seq, replay, lost = epoch_check(KEYS[3], KEYS[5 + n], state[3], ARGV[2], tonumber(ARGV[7]),
-  ARGV[3], num(ARGV[4]), now, limits, run)
+-- ARGV[6] + 0, not tonumber: tonumber converts a string twice (it checks,
+-- then converts), and seen is a new number call after call.
+local epoch, grace_until, seq, replay, lost, head = epoch_check(KEYS[3], KEYS[5 + n], state[3], ARGV[2],
+  ARGV[6] + 0, ARGV[3], sp.grace, now, limits, run)
 if lost then
   -- A total may have outlived its log: count what is really there.
-  for i, l in ipairs(limits) do
-    used[i], stale[i] = sum_log(l), true
+  for i = 1, n do
+    recount(limits[i])
   end
 end
 
@@ -95,7 +109,10 @@ end
 -- local it reads) costs more than the branches it would save.
 -- code, refused_by, wait, duplicate are the reply's first fields.
 local code, refused_by, wait, duplicate = 1, 0, 0, 0
-local untilus = math.max(mark_end(state[1]), mark_end(state[2]))
+local untilus, call_until = mark_end(state[1]), mark_end(state[2])
+if call_until > untilus then
+  untilus = call_until
+end
 if replay then
   code = 2
 elseif untilus > now or grace_until > now then
@@ -110,9 +127,10 @@ elseif untilus > now or grace_until > now then
 else
   -- Check every limit first...
   wait = -1
-  for i, l in ipairs(limits) do
-    if l.cost > 0 and used[i] + l.cost > l.units then
-      local w = wait_for(l, used[i], now)
+  for i = 1, n do
+    local l = limits[i]
+    if l.cost > 0 and l.used + l.cost > l.units then
+      local w = wait_for(l, l.used, now)
       if w > wait then
         refused_by, wait = i, w
       end
@@ -132,7 +150,8 @@ else
     -- on this, the common path: an existing member means id was granted
     -- before, and whatever this call added is taken back.
     local score = int(now)
-    for i, l in ipairs(limits) do
+    for i = 1, n do
+      local l = limits[i]
       if l.cost > 0 and redis.call('ZADD', l.log, 'NX', score, l.member) == 0 then
         for j = 1, i - 1 do
           if limits[j].cost > 0 then
@@ -148,30 +167,42 @@ else
       -- tell later whether the ledger still holds it. The totals and the
       -- epoch go in one MSET (which, like SET, clears a TTL).
       seq = seq + 1
-      local w = {}
-      for i, l in ipairs(limits) do
+      local k = 0
+      for i = 1, n do
+        local l = limits[i]
         if l.cost > 0 then
-          used[i] = used[i] + l.cost -- prune made it exact
+          entered(l, now, score)
+          l.used = l.used + l.cost -- prune made it exact
         end
-        if l.cost > 0 or (stale[i] and used[i] > 0) then
-          w[#w + 1] = l.total
-          w[#w + 1] = total_value(l, used[i])
-          stale[i] = false
+        if l.cost > 0 or l.stale then
+          mset[k + 1], mset[k + 2] = l.total, total_value(l)
+          k = k + 2
+          l.stale = false
         end
       end
-      w[#w + 1] = KEYS[3]
-      w[#w + 1] = epoch_value(epoch, grace_until, seq, run)
-      redis.call('MSET', unpack(w))
+      mset[k + 1], mset[k + 2] = KEYS[3], epoch_value(epoch, grace_until, seq, run, head)
+      redis.call('MSET', unpack(mset, 1, k + 2))
     end
   end
 end
 
--- The totals pruning left stale, then the reply.
-local r = {code, refused_by, wait, now, duplicate, epoch, grace_until, seq, lost and 1 or 0}
-for i, l in ipairs(limits) do
-  if stale[i] then
-    put_total(l, used[i])
-  end
-  r[9 + i] = code == 2 and 0 or used[i]
+-- The totals pruning left stale, then the reply: the short one for a plain
+-- grant (nearly every reply; each element costs ~900 instructions), else
+-- the whole one. A grant is never in the grace (it would have been
+-- refused), so its grace_until tells the caller nothing.
+local r, k = reply, 9
+if code == 1 and duplicate == 0 then
+  r[1], r[2], r[3], k = now, epoch, seq, 3
+else
+  r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9] = code, refused_by, wait, now, duplicate, epoch, grace_until,
+    seq, lost and 1 or 0
 end
+for i = 1, n do
+  local l = limits[i]
+  if l.stale then
+    put_total(l)
+  end
+  r[k + i] = code == 2 and 0 or l.used
+end
+r[k + n + 1] = nil
 return r

@@ -41,25 +41,24 @@ table.insert(r, tonumber(info[3]) or 0)
 table.insert(r, redis.call('GET', KEYS[m + 4]) or '')
 
 local base = m + 3
-local limits, totals = {}, {}
+local limits = {}
 for i = 1, (#KEYS - base - 1) / 2 do
   limits[i] = limit(KEYS[base + 2 * i], KEYS[base + 2 * i + 1], ARGV[2 * i], ARGV[2 * i + 1])
-  totals[i] = redis.call('GET', limits[i].total)
-  check_def(i, limits[i], totals[i])
+  read_total(i, limits[i], redis.call('GET', limits[i].total))
 end
-for i, l in ipairs(limits) do
+for _, l in ipairs(limits) do
   -- Status certifies nothing: a lost log reads as what is left, and the
   -- next reservation or sync finds the loss.
-  local used, dirty = prune(l, totals[i], now)
-  if dirty then
-    put_total(l, used)
+  prune(l, now)
+  if l.stale then
+    put_total(l)
   end
   local oldest = 0
   local first = redis.call('ZRANGEBYSCORE', l.log, '-inf', '(+inf', 'WITHSCORES', 'LIMIT', 0, 1)
   if #first > 0 then
     oldest = tonumber(first[2])
   end
-  table.insert(r, used)
+  table.insert(r, l.used)
   table.insert(r, redis.call('ZCOUNT', l.log, '-inf', '(+inf'))
   table.insert(r, oldest)
 end

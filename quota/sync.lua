@@ -42,13 +42,12 @@ for i = 1, n do
   local a = 3 * i + 4
   local l = limit(KEYS[2 * i + 1], KEYS[2 * i + 2], ARGV[a], ARGV[a + 1])
   l.since = ARGV[a + 2]
-  check_def(i, l, state[i + 1])
+  read_total(i, l, state[i + 1])
   limits[i] = l
 end
 
-local used, dirty = {}, {}
-for i, l in ipairs(limits) do
-  used[i], dirty[i] = prune(l, state[i + 1], now)
+for _, l in ipairs(limits) do
+  prune(l, now)
 end
 
 local run = server_id()
@@ -56,8 +55,8 @@ local epoch, grace_until, seq, restored, lost = epoch_check(KEYS[1], KEYS[2], st
   ARGV[2], tonumber(ARGV[3]), now, limits, run)
 restored = restored and ARGV[1] ~= ''
 if lost then
-  for i, l in ipairs(limits) do
-    used[i], dirty[i] = sum_log(l), true
+  for _, l in ipairs(limits) do
+    recount(l)
   end
 end
 
@@ -72,8 +71,11 @@ for e = 0, m - 1 do
   for i, l in ipairs(limits) do
     local cost = tonumber(ARGV[a + 1 + i])
     if cost > 0 and at > now - l.window then
-      if redis.call('ZADD', l.log, 'NX', int(at), id .. '|' .. ARGV[a + 1 + i]) == 1 then
-        used[i], dirty[i] = used[i] + cost, true
+      local at_s = int(at)
+      if redis.call('ZADD', l.log, 'NX', at_s, id .. '|' .. ARGV[a + 1 + i]) == 1 then
+        -- An entry from the past may be older than the log's oldest.
+        entered(l, at, at_s)
+        l.used, l.stale = l.used + cost, true
         any = true
       end
     end
@@ -83,9 +85,9 @@ for e = 0, m - 1 do
   end
 end
 
-for i, l in ipairs(limits) do
-  if dirty[i] then
-    put_total(l, used[i])
+for _, l in ipairs(limits) do
+  if l.stale then
+    put_total(l)
   end
   -- A grant does not clear a log's TTL (one a version that set TTLs left):
   -- every sync does, so a process's first contact and each watch tick do.

@@ -8,11 +8,15 @@
 --                                "<id>|<cost>" scored by its grant time in
 --                                microseconds of Redis TIME, plus the epoch's
 --                                certificate "~<epoch>|0" scored +inf
---   ytrend:{cred}:total:<limit>  string "<used> <units> <window_us>": the sum
---                                of the members' costs, and the limit's
+--   ytrend:{cred}:total:<limit>  string "<used> <units> <window_us> <oldest_us>":
+--                                the sum of the members' costs, the limit's
 --                                definition as the processes spending from it
---                                agreed (a plain "<used>" is from before
---                                definitions were stored, and is accepted)
+--                                agreed, and a bound: no member is scored
+--                                below oldest_us (0 when none is known), so
+--                                nothing can have expired while
+--                                oldest_us > now - window_us. "<used> <units>
+--                                <window_us>" and a plain "<used>" are from
+--                                versions before (see read_total)
 -- An entry with score s counts while s > now - window.
 --
 -- The ledger's identity is two keys:
@@ -54,9 +58,6 @@ local function num(s)
   return v
 end
 
--- suffixes memoizes check_def's ' <window_us>', by window.
-local suffixes = {}
-
 -- int formats an integer-valued number exactly; Lua's default conversion
 -- would print a microsecond timestamp as 1.78e+15.
 local function int(n)
@@ -69,57 +70,126 @@ local function member_cost(m)
 end
 
 -- limit builds a limit's record from its keys and definition (units and
--- window_us as the caller sent them), and for a reservation its cost and
--- member. One constructor sizes the table once: growing it field by field
--- cost more than the rest of the record.
-local function limit(log, total, units, window, cost, member)
+-- window_us as the caller sent them). mid is what a total of this
+-- definition holds between its used and its oldest fields. The record also
+-- carries, per call, what prune found: used, oldest (and oldest_s, the same
+-- as a string), stale (the total must be written); and the total last
+-- parsed or built (last_v) with what it says.
+local function limit(log, total, units, window)
   return {log = log, total = total, units = num(units), units_s = units, window = num(window), window_s = window,
-    cost = cost, member = member}
+    mid = ' ' .. units .. ' ' .. window .. ' ', cost = 0, member = nil,
+    used = 0, oldest = 0, oldest_s = '0', stale = false,
+    last_v = false, last_used = 0, last_oldest = 0, last_oldest_s = '0'}
 end
 
--- check_def refuses a limit whose stored window differs from the caller's:
--- the caller would prune entries that still count for the others. (Another
--- capacity is a configuration change, not a hazard: the caller's is stored
--- with its next write.) It raises before the script has written anything.
-local function check_def(name, l, v)
+-- mset and reply are reserve.lua's MSET arguments and reply, reused call
+-- after call: a table built per call costs an allocation, and each element
+-- appended past its constructor's size a resize. Each call sets what it
+-- uses (and the reply ends at its first nil, which the call sets).
+local mset, reply = {}, {}
+
+-- spec reads reserve.lua's ARGV[7], "<grace_us> <units_1> <window_us_1>
+-- <cost_1> ...", into the grace and one limit record per limit (limit),
+-- with its cost. A caller sends the same few specs call after call, so each
+-- is read once per library load; the records are reused by every call with
+-- that spec, which sets their per-call fields (keys, member, what prune
+-- found) before it reads them. The table is emptied when it holds 64.
+local specs, specs_n = {}, 0
+local function spec(s)
+  local sp = specs[s]
+  if sp then
+    return sp
+  end
+  local f = {}
+  for w in string.gmatch(s, '%S+') do
+    f[#f + 1] = w
+  end
+  sp = {grace = tonumber(f[1]), n = (#f - 1) / 3}
+  for i = 1, sp.n do
+    local l = limit(nil, nil, f[3 * i - 1], f[3 * i])
+    l.cost, l.cost_s = tonumber(f[3 * i + 1]), f[3 * i + 1]
+    sp[i] = l
+  end
+  if specs_n >= 64 then
+    specs, specs_n = {}, 0
+  end
+  specs[s], specs_n = sp, specs_n + 1
+  return sp
+end
+
+-- read_total reads a limit's total v as stored (false if missing) into l:
+-- used and oldest with oldest_s, each nil when v does not say (a total
+-- missing, or written by a version before oldest was kept). It refuses a
+-- limit whose stored window differs from l's: the caller would prune
+-- entries that still count for the others. (Another capacity is a
+-- configuration change, not a hazard: the caller's is stored with its next
+-- write.) Scripts read every total before they write anything, so that it
+-- raises before anything is written.
+local function read_total(i, l, v)
+  if v and v == l.last_v then
+    -- What this record last wrote (total_value), or last read: a process
+    -- that spends alone reads next what it wrote last.
+    l.used, l.oldest, l.oldest_s = l.last_used, l.last_oldest, l.last_oldest_s
+    return
+  end
+  l.used, l.oldest, l.oldest_s = nil, nil, nil
   if not v then
     return
   end
-  -- The common case, the same window, is a suffix compare, which
-  -- allocates nothing.
-  local suffix = suffixes[l.window_s]
-  if not suffix then
-    suffix = ' ' .. l.window_s
-    suffixes[l.window_s] = suffix
-  end
-  if #v > #suffix and string.find(v, suffix, #v - #suffix + 1, true) then
+  -- The common case, the same definition, is one plain find: it can only
+  -- match at the first space, since mid ends in one and oldest does not.
+  local p = string.find(v, l.mid, 1, true)
+  if p then
+    -- The oldest stays the same call after call: num remembers it.
+    local oldest_s = string.sub(v, p + #l.mid)
+    l.used, l.oldest, l.oldest_s = tonumber(string.sub(v, 1, p - 1)), num(oldest_s), oldest_s
+    l.last_v, l.last_used, l.last_oldest, l.last_oldest_s = v, l.used, l.oldest, oldest_s
     return
   end
-  local units, window = string.match(v, '^%-?%d+ (%d+) (%d+)$')
-  if window and tonumber(window) ~= l.window then
-    error({err = 'YTREND_CONFLICT ' .. name .. ' ' .. units .. ' ' .. window .. ' ' .. int(l.units) .. ' ' .. int(l.window)})
+  local used, units, window, oldest_s = string.match(v, '^(%-?%d+) ?(%d*) ?(%d*) ?(%d*)$')
+  if used == '0' then
+    -- An empty limit: its definition is replaced by the caller's, as it
+    -- was when an empty log's total was deleted. (The members are
+    -- counted, as for a missing total.)
+    return
+  end
+  if window and window ~= '' and tonumber(window) ~= l.window then
+    error({err = 'YTREND_CONFLICT ' .. i .. ' ' .. units .. ' ' .. window .. ' ' .. int(l.units) .. ' ' .. int(l.window)})
+  end
+  if used then
+    l.used = tonumber(used)
+    if oldest_s ~= '' then
+      l.oldest, l.oldest_s = tonumber(oldest_s), oldest_s
+    end
   end
 end
 
--- total_value is a limit's total as stored: "<used> <units> <window_us>".
-local function total_value(l, used)
-  return int(used) .. ' ' .. l.units_s .. ' ' .. l.window_s
+-- total_value is a limit's total as stored: "<used> <units> <window_us> <oldest_us>".
+-- The callers write it at once, and read_total remembers it.
+local function total_value(l)
+  local v = int(l.used) .. l.mid .. l.oldest_s
+  l.last_v, l.last_used, l.last_oldest, l.last_oldest_s = v, l.used, l.oldest, l.oldest_s
+  return v
 end
 
--- put_total writes a limit's total with its definition, or deletes it when
--- nothing is left in the window (the log still holds its certificate). SET
+-- entered lowers l's bound for a member scored at (µs; at_s the same as a
+-- string), before l.used counts it.
+local function entered(l, at, at_s)
+  if l.used <= 0 or at < l.oldest then
+    l.oldest, l.oldest_s = at, at_s
+  end
+end
+
+-- put_total writes a limit's total with its definition and bound. SET
 -- without an expiry clears any TTL, and PERSIST clears the log's: keys
 -- written by a version that set TTLs stop being candidates for eviction.
 -- (A grant writes its totals with MSET and no PERSIST: every sync, which
 -- each process runs at its first contact and `ytrend run` every few
 -- seconds, and a new epoch clear the logs' TTLs.)
-local function put_total(l, used)
-  if used > 0 then
-    redis.call('SET', l.total, total_value(l, used))
-    redis.call('PERSIST', l.log)
-  else
-    redis.call('DEL', l.total)
-  end
+local function put_total(l)
+  redis.call('SET', l.total, total_value(l))
+  redis.call('PERSIST', l.log)
+  l.stale = false
 end
 
 -- sum_log recomputes a limit's usage from its members.
@@ -131,44 +201,55 @@ local function sum_log(l)
   return sum
 end
 
--- prune removes the entries of l that have left the window and returns the
--- units still in use. v is the total as the caller read it (GET or MGET;
--- false if missing). The second result is true when the total must be
--- written (put_total) with the first: callers that record a grant write it
--- anyway, so prune never writes it itself.
+-- recount sets l's usage from its members, and its bound to none known (0),
+-- which the next prune makes exact: after a loss, whatever the total said
+-- no longer holds.
+local function recount(l)
+  l.used, l.oldest, l.oldest_s, l.stale = sum_log(l), 0, '0', true
+end
+
+-- prune removes the entries of l that have left the window and sets l.used
+-- to the units still in use, l.oldest to the bound, and l.stale when the
+-- total must be written (put_total, or a grant's MSET): callers write it,
+-- prune never does. l holds what read_total read.
 --
--- The common case, nothing expired, costs one range read that returns
--- nothing (without scores to format: Redis spends more time printing a score
--- than finding it). A missing total is recomputed from the members. Whether
--- the log itself is still there is the certificate's business (epoch_check).
-local function prune(l, v, now)
-  local used = nil
-  if v then
-    local sp = string.find(v, ' ', 1, true)
-    used = tonumber(sp and string.sub(v, 1, sp - 1) or v)
+-- The common case reads no more than the total: while its bound is inside
+-- the window nothing can have expired. Otherwise a range read finds what
+-- expired (nothing, when the bound was below the oldest member), and a
+-- second the oldest entry left, which is the new bound. A total without a
+-- bound, missing, or one that says the log is empty without one, is
+-- recomputed from the members. Whether the log itself is still there is the
+-- certificate's business (epoch_check).
+local function prune(l, now)
+  local used = l.used
+  if l.oldest and used and used >= 0 and (used == 0 or l.oldest > now - l.window) then
+    l.stale = false
+    return
   end
   local cutoff = int(now - l.window)
   local expired = redis.call('ZRANGEBYSCORE', l.log, '-inf', cutoff)
-  if #expired == 0 then
-    if used == nil or used <= 0 then
-      -- No total, or one that says the log is empty: count the members.
-      local sum = sum_log(l)
-      return sum, sum > 0 or used ~= nil
+  if #expired > 0 then
+    redis.call('ZREMRANGEBYSCORE', l.log, '-inf', cutoff)
+  end
+  if used ~= nil and used > 0 then
+    for _, m in ipairs(expired) do
+      used = used - member_cost(m)
     end
-    return used, false
   end
-  redis.call('ZREMRANGEBYSCORE', l.log, '-inf', cutoff)
-  if used == nil then
-    return sum_log(l), true
-  end
-  for _, m in ipairs(expired) do
-    used = used - member_cost(m)
-  end
-  if used <= 0 then
-    -- The total said no more than what expired: make sure from the members.
+  if used == nil or used <= 0 then
+    -- No total, or one that says no more than what expired: count the
+    -- members.
     used = sum_log(l)
   end
-  return used, true
+  l.used, l.oldest, l.oldest_s, l.stale = used, 0, '0', true
+  if used > 0 then
+    -- The oldest member left; the certificate ('~...', scored +inf) sorts
+    -- last, so it comes first only in a log that holds no entries.
+    local first = redis.call('ZRANGE', l.log, 0, 0, 'WITHSCORES')
+    if first[1] and string.byte(first[1]) ~= 126 then
+      l.oldest, l.oldest_s = tonumber(first[2]), first[2]
+    end
+  end
 end
 
 -- mark_end reads the end (microseconds) from a mark's value
@@ -187,8 +268,12 @@ end
 
 -- certificate is the member that says a log belongs to epoch id. '~' is
 -- not allowed in a reservation id, and cost 0 keeps it out of every sum.
+local cert_id, cert_v = nil, nil
 local function certificate(id)
-  return '~' .. id .. '|0'
+  if id ~= cert_id then
+    cert_id, cert_v = id, '~' .. id .. '|0'
+  end
+  return cert_v
 end
 
 -- server_id is the run id of the Redis process that holds the keys. A
@@ -204,7 +289,7 @@ end
 -- Lua VM and nowhere else (not in a key, a snapshot or a replica). Whatever
 -- replaces the library (a restart, FUNCTION LOAD REPLACE, FUNCTION FLUSH, a
 -- replica's full sync) runs this file again and starts without it.
-local run_id = nil
+local run_id, run_tail = nil, nil
 local function server_id()
   if run_id then
     return run_id
@@ -217,33 +302,57 @@ local function server_id()
   if not id then
     return 'unknown'
   end
-  run_id = id
+  run_id, run_tail = id, ' ' .. id
   return id
 end
 
 -- parse_epoch reads the epoch key's value (false if missing): id (nil when
--- missing), grace_until_us, seq and the server's run id ('' in a value
--- written before it was kept).
+-- missing), grace_until_us, seq, the server's run id ('' in a value
+-- written before it was kept), and the value's head "<id> <grace_until_us> "
+-- (epoch_value). The value changes with every write, its seq; its head and
+-- run id do not, so the head last read is remembered with what it says, and
+-- a value that starts with it is two plain compares and one number.
+local head_v, head_id, head_grace = nil, nil, 0
+-- The value last written by epoch_value, and what it says: a process that
+-- spends alone reads next what it wrote last.
+local last_v, last_id, last_grace, last_seq, last_run, last_head = nil, nil, 0, 0, nil, nil
 local function parse_epoch(v)
   if not v then
-    return nil, 0, 0, ''
+    return nil, 0, 0, '', nil
+  end
+  if v == last_v then
+    return last_id, last_grace, last_seq, last_run, last_head
+  end
+  if head_v and run_tail and string.find(v, head_v, 1, true) == 1 then
+    local tail = run_tail
+    if #v > #head_v + #tail and string.find(v, tail, #v - #tail + 1, true) then
+      local seq = tonumber(string.sub(v, #head_v + 1, #v - #tail))
+      if seq then
+        return head_id, head_grace, seq, run_id, head_v
+      end
+    end
   end
   local id, grace, seq, run = string.match(v, '^(%S+) (%d+) ?(%d*) ?(%x*)$')
   if not id then
-    return nil, 0, 0, ''
+    return nil, 0, 0, '', nil
   end
-  -- The grace end stays the same for the epoch's life: num remembers it.
-  return id, num(grace), seq == '' and 0 or seq + 0, run
+  head_v, head_id, head_grace = id .. ' ' .. grace .. ' ', id, tonumber(grace)
+  return id, head_grace, seq == '' and 0 or seq + 0, run, head_v
 end
 
--- epoch_value is the epoch key's value "<id> <grace_until_us> <seq> <run id>".
-local function epoch_value(id, grace_until, seq, run)
-  return id .. ' ' .. int(grace_until) .. ' ' .. int(seq) .. ' ' .. run
+-- epoch_value is the epoch key's value "<id> <grace_until_us> <seq> <run id>";
+-- head is its "<id> <grace_until_us> " when the caller has it. The callers
+-- write it at once, and parse_epoch remembers it.
+local function epoch_value(id, grace_until, seq, run, head)
+  head = head or (id .. ' ' .. int(grace_until) .. ' ')
+  local v = head .. int(seq) .. ' ' .. run
+  last_v, last_id, last_grace, last_seq, last_run, last_head = v, id, grace_until, seq, run, head
+  return v
 end
 
 -- put_epoch writes the epoch key. It has no TTL.
 local function put_epoch(key, id, grace_until, seq, run)
-  redis.call('SET', key, epoch_value(id, grace_until, seq, run))
+  redis.call('SET', key, epoch_value(id, grace_until, seq, run, nil))
 end
 
 -- new_epoch starts epoch id after a loss: its grace, its info, and every
@@ -278,9 +387,10 @@ end
 -- (new_epoch), and every process replays before it spends.
 -- Returns id, grace_until_us, seq, replay (the epoch is not the caller's:
 -- it must replay its record before it spends), lost (this call found the
--- loss and started the epoch it names).
+-- loss and started the epoch it names), and the epoch value's head
+-- (parse_epoch; nil after a loss).
 local function epoch_check(key, info, v, expected, seen, candidate, grace, now, limits, run)
-  local id, grace_until, seq, held_by = parse_epoch(v)
+  local id, grace_until, seq, held_by, head = parse_epoch(v)
   local lost = id == nil or held_by ~= run or (id == expected and seen > seq)
   if not lost then
     -- ZRANK, not ZSCORE: both find the member, but ZSCORE's reply is a
@@ -295,10 +405,10 @@ local function epoch_check(key, info, v, expected, seen, candidate, grace, now, 
     end
   end
   if not lost then
-    return id, grace_until, seq, expected ~= id, false
+    return id, grace_until, seq, expected ~= id, false, head
   end
   grace_until = new_epoch(key, info, candidate, grace, now, limits, run)
-  return candidate, grace_until, 0, true, true
+  return candidate, grace_until, 0, true, true, nil
 end
 
 -- granted_before returns the time a reservation was granted at, if it was (a

@@ -45,8 +45,24 @@ end)
 redis.register_function('tonumber5', function(KEYS, ARGV)
   for i = 1, 5 do tonumber(ARGV[1]) end
   return 0
-end)" >/dev/null
+end)
+redis.register_function('reply11', function(KEYS, ARGV)
+  return {1, 0, 0, 1732600000000000, 0, 'abcdefghijk', 1732600000000000, 12345, 0, 10000, 0}
+end)
+redis.register_function('string11', function(KEYS, ARGV)
+  return string.format('%d %d %d %d %d %s %d %d %d %d %d', 1, 0, 0, 1732600000000000, 0, 'abcdefghijk',
+    1732600000000000, 12345, 0, 10000, 0)
+end)
+redis.register_function('append6', function(KEYS, ARGV)
+  local w = {}
+  for i = 1, 6 do w[#w + 1] = 'a' end
+  return 0
+end)
+redis.register_function('constructor6', function(KEYS, ARGV) local w = {'a', 'a', 'a', 'a', 'a', 'a'} return 0 end)
+redis.register_function('mget6', function(KEYS, ARGV) redis.call('MGET', unpack(KEYS)) return 0 end)" >/dev/null
 $R set k "102 9500 86400000000" >/dev/null
+$R set k2 "0 9500 3600000000 0" >/dev/null
+$R set k3 "abcdefghijk 1732600000000000 12345 0123456789abcdef0123456789abcdef01234567" >/dev/null
 $R zadd z 1 a 2 b >/dev/null
 
 # cost prints instructions per call inside FCALL for redis-benchmark's args.
@@ -76,4 +92,10 @@ a_reply_of_10_integers reply10 0
 5x_string.format('%d',_µs) format5 0
 5x_a_table_of_8_fields table5 0
 5x_tonumber('86400000000') tonumber5 0 86400000000
+a_reply_of_11_values reply11 0
+the_same_11_as_one_string.format string11 0
+6_appends_to_a_new_table append6 0
+a_table_of_6_by_its_constructor constructor6 0
+MGET_of_6_keys_(3_missing),_6_keys mget6 6 k k2 k3 z z2 z3
+6_keys,_nothing_else empty 6 k k2 k3 z z2 z3
 EOF

@@ -91,14 +91,21 @@ for co in "$@"; do
   fi
   i=$((i + 1))
 done
-# Each limit's units, window_us and cost (before ttl_ms, ignored, after the
-# window, in a reserve.lua that still lists it).
-declare -A lim
+# What follows the id, the epoch and the fresh epoch: the grace, fence, caller
+# id flag, seen, then each limit's units, window_us and cost (before, also
+# ttl_ms after the window, in a reserve.lua that still lists it); or, in a
+# reserve.lua that takes them as one spec, the fence, flag and seen, then
+# "<grace> <units> <window_us> <cost> ..." as one argument.
+declare -A lim spec
 i=0
 for co in "$@"; do
   lim[$i]="1125899906842624 86400000000 1 1125899906842624 3600000000 0"
   if grep -q ttl_ms_i "$co/quota/reserve.lua"; then
     lim[$i]="1125899906842624 86400000000 86401000 1 1125899906842624 3600000000 3601000 0"
+  fi
+  spec[$i]=
+  if grep -q 'ARGV\[7\] *"<grace_us>' "$co/quota/reserve.lua"; then
+    spec[$i]="1 ${lim[$i]}"
   fi
   i=$((i + 1))
 done
@@ -107,11 +114,22 @@ for r in $(seq "$ROUNDS"); do
   i=0
   for co in "$@"; do
     K="ytrend:{c$r-$i}"
+    # The keys in the order the checkout's reserve.lua takes them: the
+    # library's puts the ones its MGET reads first.
     keys="$K:exhausted $K:exhausted:videos.list $K:epoch $K:epoch:info $K:leader $K:log:daily $K:total:daily $K:log:search $K:total:search"
+    if [ "${call[$i]%% *}" = fcall ]; then
+      keys="$K:exhausted $K:exhausted:videos.list $K:epoch $K:leader $K:total:daily $K:total:search $K:epoch:info $K:log:daily $K:log:search"
+    fi
+    if [ -n "${spec[$i]}" ]; then
+      rest=("" 0 0 "${spec[$i]}")
+    else
+      # shellcheck disable=SC2206 # the limits are separate arguments
+      rest=(1 "" 0 0 ${lim[$i]})
+    fi
     # The first call starts the epoch; then 10,000 grants fill the day.
-    $R ${call[$i]} 9 $keys first "" e0 1 "" 0 0 ${lim[$i]} >/dev/null
-    redis-benchmark -s "$sock" -n 10000 -r 100000000000 -c 1 ${call[$i]} 9 $keys fill__rand_int__ e0 e0 1 "" 0 0 ${lim[$i]} >/dev/null
-    printf '  %s %s' "$co" "$(cost "$r.$i" ${call[$i]} 9 $keys id__rand_int__ e0 e0 1 "" 0 0 ${lim[$i]})"
+    $R ${call[$i]} 9 $keys first "" e0 "${rest[@]}" >/dev/null
+    redis-benchmark -s "$sock" -n 10000 -r 100000000000 -c 1 ${call[$i]} 9 $keys fill__rand_int__ e0 e0 "${rest[@]}" >/dev/null
+    printf '  %s %s' "$co" "$(cost "$r.$i" ${call[$i]} 9 $keys id__rand_int__ e0 e0 "${rest[@]}")"
     i=$((i + 1))
   done
   echo
