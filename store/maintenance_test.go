@@ -162,3 +162,32 @@ func TestCompactRefusesWhileAnotherProcessWrites(t *testing.T) {
 		t.Fatalf("Compact after the writer closed: %v", err)
 	}
 }
+
+// An import is a writer too: "ytrend import" stores a batch every moment
+// for minutes, and a batch that waits on a compaction's write lock past
+// the busy timeout stops the import (SQLITE_BUSY, seen with two real
+// processes and a compaction paused for 15 s, as a million-video VACUUM
+// takes 30-60 s). So a process that has imported a chart is named by
+// OtherWriters, and Compact refuses beside it, as beside a fetch.
+func TestCompactRefusesWhileAnotherProcessImports(t *testing.T) {
+	db, path := openDB(t)
+	ctx := context.Background()
+	saveChart(t, db, "US", t0, 1, store.Video{ID: "a", Title: "compact refused"})
+
+	importer, err := store.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { importer.Close() })
+	res, err := importer.ImportChart(ctx, store.ImportedChart{Region: "DE", Pages: []store.Page{{FetchedAt: t0.Add(-24 * time.Hour), FirstRank: 1,
+		Videos: []store.Video{{ID: "imported", Title: "an imported day"}}}}})
+	if err != nil || res.Skipped {
+		t.Fatalf("ImportChart = %+v, %v", res, err)
+	}
+	if ids, err := db.OtherWriters(ctx); err != nil || len(ids) != 1 || ids[0] != importer.Instance() {
+		t.Fatalf("OtherWriters beside an import = %v, %v; want [%s]", ids, err, importer.Instance())
+	}
+	if err := db.Compact(ctx); !errors.Is(err, store.ErrArchiveInUse) {
+		t.Fatalf("Compact beside an import: %v; want ErrArchiveInUse", err)
+	}
+}
