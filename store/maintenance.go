@@ -127,8 +127,9 @@ func (db *DB) IndexSegments(ctx context.Context) (int, error) {
 // names a process (ErrArchiveInUse); searches and pages go on meanwhile. It needs free disk for
 // a temporary copy of the archive (in SQLite's temporary directory,
 // SQLITE_TMPDIR or /tmp) and as much again beside the archive for the WAL
-// it writes through. Cancelling ctx interrupts it, and SQLite rolls it back
-// whole.
+// it writes through. Cancelling ctx interrupts it: SQLite keeps a VACUUM
+// whole or not at all, and an interrupt that lands as it commits may find
+// it done, so a ctx error says only that the archive is intact.
 func (db *DB) Compact(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err

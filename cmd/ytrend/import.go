@@ -215,7 +215,7 @@ func compactAfterImport(ctx context.Context, db *store.DB, reports []view.Import
 			return nil
 		}
 		if ctx.Err() != nil {
-			fmt.Fprintln(stderr, "compaction stopped and rolled back: every chart is imported; \"ytrend optimize --compact\" does it later")
+			fmt.Fprintln(stderr, "compaction interrupted: every chart is imported, and the archive is intact, compacted whole or not at all; \"ytrend optimize --compact\" does it later")
 			return nil
 		}
 		return fmt.Errorf("the import is complete, but compacting the archive failed "+

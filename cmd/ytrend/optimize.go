@@ -46,12 +46,22 @@ an interrupted compaction is rolled back whole.`,
 				return err
 			}
 			defer a.close()
-			if err := daemon.Maintain(cmd.Context(), a.db, a.cfg.Store.Path, a.log); err != nil || !compact {
+			// Ctrl-C ends the merge between two of its steps, and rolls a
+			// compaction back whole; either way the archive is as it was
+			// or better.
+			stop := daemon.OnSignals(cmd.Context(), tellUser(c.stderr, "rolling back what is unfinished"))
+			defer stop.Close()
+			if err := daemon.Maintain(stop.Soft, a.db, a.cfg.Store.Path, a.log); err != nil || !compact {
 				return err
 			}
 			start := time.Now()
-			if err := a.db.Compact(cmd.Context()); err != nil {
-				return fmt.Errorf("compact (the index is merged; nothing of the compaction was kept): %w", err)
+			if err := a.db.Compact(stop.Soft); err != nil {
+				if stop.Soft.Err() != nil {
+					// SQLite keeps a VACUUM whole or not at all, and an
+					// interrupt that lands as it commits cannot tell which.
+					return fmt.Errorf("compaction interrupted: the archive is intact, compacted whole or not at all: %w", err)
+				}
+				return fmt.Errorf("compact (the index is merged; the archive is as it was): %w", err)
 			}
 			a.log.Info("archive compacted", "archive", a.cfg.Store.Path, "duration", time.Since(start).Round(time.Millisecond).String())
 			return nil
