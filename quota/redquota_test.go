@@ -482,3 +482,66 @@ func TestRedQuotaRollingUpgradeWithFaults(t *testing.T) {
 	t.Logf("grants: %d", h.grants)
 }
 
+
+// TestRedQuotaFailoverAndBack: a failover to a replica that missed the last
+// grant, and back again before anyone reserved on the replica. The old
+// master, made a replica of the new one, full-syncs: its data is now the
+// replica's, without the grant, but the epoch key in it still names the
+// old master's run id, which is again the server holding the books. A
+// fresh process (a CLI that never saw the lost write's seq) is the first to
+// reserve after the failback: nothing tells it the books lost a grant.
+func TestRedQuotaFailoverAndBack(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	m := redistest.StartServer(t)
+	r := redistest.StartReplica(t, m)
+	cfg := oneLimit("failback", 20, time.Hour, smallCosts)
+	a := newLimiter(t, cfg, quota.NewRedis(m.Client()))
+	var granted int64
+	for range 19 {
+		mustGrant(t, a, "one")
+		granted++
+	}
+	if n, err := m.Client().Do(ctx, "WAIT", 1, 5000).Int64(); err != nil || n != 1 {
+		t.Fatalf("WAIT = %d, %v", n, err)
+	}
+	// The failover: the replica is promoted with all 19; the old master,
+	// cut off from it, grants the 20th.
+	if err := r.Client().ReplicaOf(ctx, "no", "one").Err(); err != nil {
+		t.Fatal(err)
+	}
+	mustGrant(t, a, "one")
+	granted++
+	// The old master rejoins as the new one's replica, and fails back
+	// before anything was reserved on the new one.
+	if err := m.Client().ReplicaOf(ctx, "127.0.0.1", strconv.Itoa(r.Port)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the old master to full-sync from the new", func() bool {
+		info, err := m.Client().Info(ctx, "replication").Result()
+		return err == nil && strings.Contains(info, "master_link_status:up") &&
+			strings.Contains(info, "master_sync_in_progress:0")
+	})
+	if err := m.Client().ReplicaOf(ctx, "no", "one").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Client().ReplicaOf(ctx, "127.0.0.1", strconv.Itoa(m.Port)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	// A fresh process spends from the master.
+	b := newLimiter(t, cfg, quota.NewRedis(m.Client()))
+	for {
+		res := reserve(t, b, "one")
+		if !res.Granted {
+			if res.RefusedBy == quota.Rebuild {
+				waitGrace(t, b)
+				continue
+			}
+			break
+		}
+		granted++
+	}
+	if granted > 20 {
+		t.Errorf("granted %d units in the hour, limit 20: the grant the failover lost was granted again", granted)
+	}
+}
