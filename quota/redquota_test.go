@@ -482,7 +482,6 @@ func TestRedQuotaRollingUpgradeWithFaults(t *testing.T) {
 	t.Logf("grants: %d", h.grants)
 }
 
-
 // TestRedQuotaFailoverAndBack: a failover to a replica that missed the last
 // grant, and back again before anyone reserved on the replica. The old
 // master, made a replica of the new one, full-syncs: its data is now the
