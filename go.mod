@@ -8,7 +8,7 @@ require (
 	github.com/getkin/kin-openapi v0.152.0
 	github.com/go-redis/redis_rate/v10 v10.0.1
 	github.com/klauspost/compress v1.20.1
-	github.com/nats-io/nats.go v1.44.0
+	github.com/nats-io/nats.go v1.47.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/robfig/cron/v3 v3.0.1
