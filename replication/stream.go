@@ -486,9 +486,35 @@ func (c *observed) failed(err error) error {
 	return err
 }
 
+// listTimeout bounds one listing of a replica's files, from the call to
+// the iterator's Close. nats.go's object store List waits on its watcher
+// with the caller's context alone, and under load a request it makes for
+// the watcher can time out unseen: TestFollowNATS then hung in Start's
+// first sync, twice in 44 runs. An error is retried (the next sync, the
+// next start); a hang is not.
+var listTimeout = time.Minute
+
 func (c *observed) LTXFiles(ctx context.Context, level int, seek ltx.TXID, useMetadata bool) (ltx.FileIterator, error) {
-	itr, err := c.ReplicaClient.LTXFiles(ctx, level, seek, useMetadata)
-	return itr, c.failed(err)
+	lctx, cancel := context.WithTimeout(ctx, listTimeout)
+	itr, err := c.ReplicaClient.LTXFiles(lctx, level, seek, useMetadata)
+	if err != nil || itr == nil {
+		cancel()
+		return itr, c.failed(err)
+	}
+	return &closeCancels{FileIterator: itr, cancel: cancel}, nil
+}
+
+// closeCancels ends a listing's context when its iterator is closed: a
+// client may read lazily (a page of an S3 listing at a time) until then.
+type closeCancels struct {
+	ltx.FileIterator
+	cancel context.CancelFunc
+}
+
+func (i *closeCancels) Close() error {
+	err := i.FileIterator.Close()
+	i.cancel()
+	return err
 }
 
 func (c *observed) OpenLTXFile(ctx context.Context, level int, minTXID, maxTXID ltx.TXID, offset, size int64) (io.ReadCloser, error) {
