@@ -192,6 +192,11 @@ func (d *Daemon) Start(ctx context.Context) error {
 	if err := d.markInterrupted(ctx); err != nil {
 		return err
 	}
+	// A writer from now, not from its first run: a Compact elsewhere
+	// (store.OtherWriters) must see it. A failure is retried by that run.
+	if err := d.db.Register(ctx); err != nil {
+		d.log.Warn("could not register this process in the archive; its first run tries again", "err", err)
+	}
 	bg, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
 	d.stopBackground = stopBackground
 	d.background.Go(func() {

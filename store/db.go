@@ -41,6 +41,7 @@ type DB struct {
 
 	pageTxHook func() // runs inside each page transaction before its commit (tests' option)
 
+	held       *sharedLock  // a writable archive's own SHARED lock (sharedlock.go); nil read-only
 	self       *instance    // this process as a runs owner
 	ftsWrites  atomic.Int64 // statements that changed the full-text index
 	channels   channelCache // channel row ids this process has committed
@@ -123,10 +124,14 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 		writer.Close()
 		return nil, fmt.Errorf("store: enable WAL on %s: %w", path, err)
 	}
+	if db.held, err = holdShared(path); err != nil {
+		writer.Close()
+		return nil, err
+	}
 
 	reader, err := sql.Open("sqlite", dsn(path, o.busyTimeout, false))
 	if err != nil {
-		writer.Close()
+		db.Close()
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
 	reader.SetMaxOpenConns(o.readers)
@@ -374,7 +379,11 @@ func (db *DB) Close() error {
 	if db.writer != nil {
 		db.unregister()
 	}
+	// Nothing is written any more: the last close of the file may drop the
+	// process's locks, and its last connection checkpoint and delete the WAL.
 	var errs []error
+	errs = append(errs, db.held.release())
+	db.held = nil
 	db.mu.Lock()
 	for _, st := range db.stmts {
 		errs = append(errs, st.Close())

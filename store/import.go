@@ -117,7 +117,7 @@ func (db *DB) ImportCharts(ctx context.Context, cs []ImportedChart) ([]ImportRes
 	// An import writes for minutes, batch after batch, as a fetch does: it
 	// keeps a heartbeat too, so that OtherWriters names it and a Compact
 	// elsewhere does not hold the write lock past its busy timeout.
-	if err := db.register(ctx); err != nil {
+	if err := db.Register(ctx); err != nil {
 		return nil, fmt.Errorf("store: import chart: %w", err)
 	}
 	tx, err := db.writer.BeginTx(ctx, nil)

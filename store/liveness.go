@@ -11,9 +11,10 @@ import (
 // Liveness is the archive's own: whether a run still marked running has an
 // owner alive. Two halves, both here:
 //
-//   - the heartbeat: a process that starts a run registers in instances and
-//     refreshes its row every HeartbeatInterval until Close, by itself (a
-//     search or a read-only command leaves no trace);
+//   - the heartbeat: a process that starts a run (or a long-lived writer,
+//     at its start: Register) registers in instances and refreshes its row
+//     every HeartbeatInterval until Close, by itself (a search or a
+//     read-only command leaves no trace);
 //   - the sweep: MarkInterrupted ends the runs whose owner died; a
 //     long-lived process runs it at its start and then Sweep, which repeats
 //     it every SweepInterval. It decides nothing about when: the daemon
@@ -31,11 +32,13 @@ const (
 	SweepInterval = 4 * HeartbeatInterval
 )
 
-// register records this process in instances and keeps its heartbeat until
-// Close. A process only registers when it starts a run: a search or a
-// read-only command leaves no trace. A failed registration (the archive
-// locked past the busy timeout) is tried again at the next run.
-func (db *DB) register(ctx context.Context) error {
+// Register records this process in instances and keeps its heartbeat until
+// Close. StartRun and ImportChart register by themselves: a search or a
+// read-only command leaves no trace. A long-lived writer (ytrend run)
+// registers at its start, so that OtherWriters (Compact) names it before
+// its first run. A failed registration (the archive locked past the busy
+// timeout) is tried again at the next run.
+func (db *DB) Register(ctx context.Context) error {
 	in := db.self
 	in.mu.Lock()
 	defer in.mu.Unlock()

@@ -23,7 +23,7 @@ func (db *DB) StartRun(ctx context.Context, region regions.Code, trigger Trigger
 	case at.IsZero():
 		return 0, errors.New("store: start run: zero start time")
 	}
-	if err := db.register(ctx); err != nil {
+	if err := db.Register(ctx); err != nil {
 		return 0, err
 	}
 	var id int64
