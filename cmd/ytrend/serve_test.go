@@ -31,7 +31,9 @@ func TestServeCommand(t *testing.T) {
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	var logs logbuf.Buffer
 	addr := make(chan string, 1)
+	read := make(chan struct{}) // closed when stderr ends: the process exited
 	go func() {
+		defer close(read)
 		sc := bufio.NewScanner(io.TeeReader(stderr, &logs))
 		re := regexp.MustCompile(`serving (http://[0-9.:]+)/`)
 		for sc.Scan() {
@@ -74,15 +76,15 @@ func TestServeCommand(t *testing.T) {
 		t.Fatalf("metrics: %d\n%s", code, body)
 	}
 	cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	// Every line is read before Wait, which closes the pipe: a Wait first
+	// could drop the last lines (the stop line) unread.
 	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("serve exited with %v:\n%s", err, logs.String())
-		}
+	case <-read:
 	case <-time.After(20 * time.Second):
 		t.Fatal("serve did not stop on SIGTERM")
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("serve exited with %v:\n%s", err, logs.String())
 	}
 	if !strings.Contains(logs.String(), "stopped serving") || !strings.Contains(logs.String(), `msg=http`) {
 		t.Fatalf("no access log or stop line:\n%s", logs.String())
