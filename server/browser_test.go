@@ -82,6 +82,11 @@ func TestBrowser(t *testing.T) {
 		// text shows) instead of waiting on DNS.
 		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"),
 		chromedp.UserDataDir(profile),
+		// Chromium's first start, beside the rest of the suite under
+		// -race, took over chromedp's default 20 s to print its DevTools
+		// address in a CI run ("websocket url timeout reached"). The wait
+		// is on that line; this only bounds it.
+		chromedp.WSURLReadTimeout(90*time.Second),
 	)
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	defer cancelA()
