@@ -48,7 +48,6 @@ type rqHarness struct {
 	limits []rqLimit
 	creds  []*rqCred
 	old    *redis.Script // the EVAL version (testdata/eval)
-	other  string        // the name of another build's library, '' for none
 	bac    string        // the name of bac461f's library, '' for none
 	n      int           // ids issued
 	grants int
