@@ -282,9 +282,7 @@ func TestRedisIdleKeysStay(t *testing.T) {
 	ctx := context.Background()
 	// Wait by Redis' clock until the grant has left its window.
 	at := status(t, l).At
-	for status(t, l).At.Before(at.Add(cfg.Limits[0].Window)) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitUntil(t, "the grant to leave its window", func() bool { return !status(t, l).At.Before(at.Add(cfg.Limits[0].Window)) })
 	if n, _ := rdb.ZCard(ctx, redisKey(cred, "log", "only")).Result(); n != 1 {
 		t.Errorf("idle log holds %d members, want the certificate alone", n)
 	}

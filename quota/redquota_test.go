@@ -15,6 +15,7 @@ import (
 
 	"github.com/ytrend/ytrend/quota"
 	"github.com/ytrend/ytrend/testkit/redistest"
+	"github.com/ytrend/ytrend/testkit/wait"
 )
 
 // A red-team harness: the library's functions (and the EVAL scripts of the
@@ -335,6 +336,107 @@ func loadOther(t *testing.T, rdb *redis.Client, tag string) string {
 	return other
 }
 
+// rqOp is one step of a random schedule; rqWeights gives each its share.
+type rqOp int
+
+const (
+	opReserve   rqOp = iota // a reservation with a fresh id
+	opReuse                 // the EVAL version, reusing an id (once an epoch is known)
+	opSync                  // a replay from up to maxAgo back (once an epoch is known)
+	opRelease               // a release of a granted id
+	opStatus                // a status call
+	opDropTotal             // fault: DEL of a total
+	opFlush                 // fault: FUNCTION FLUSH, every library reloaded
+	opWait                  // let up to maxWait pass by Redis' clock
+)
+
+type rqWeights [opWait + 1]int
+
+// pick draws a step with weights w.
+func (w rqWeights) pick(r *rand.Rand) rqOp {
+	total := 0
+	for _, n := range w {
+		total += n
+	}
+	k := r.Intn(total)
+	for op, n := range w {
+		if k < n {
+			return rqOp(op)
+		}
+		k -= n
+	}
+	panic("unreachable")
+}
+
+// rqSchedule is a random schedule's shape.
+type rqSchedule struct {
+	weights         rqWeights
+	specs           [][]int64     // the costs a step draws from
+	maxAgo, maxWait time.Duration // of a replay, of a wait
+	library         func(r *rand.Rand) string
+	faults          func(op rqOp, c *rqCred, r *rand.Rand) // runs opDropTotal and opFlush; nil for none
+}
+
+// rqRand is the schedule's source: RQ_SEED, or the time (logged, so a
+// failure can be replayed).
+func rqRand(t *testing.T) *rand.Rand {
+	seed := time.Now().UnixNano()
+	if s := os.Getenv("RQ_SEED"); s != "" {
+		seed, _ = strconv.ParseInt(s, 10, 64)
+	}
+	t.Logf("seed %d", seed)
+	return rand.New(rand.NewSource(seed))
+}
+
+// run plays 3,000 steps (600 with -short; at most 40 s), each checked
+// against the model by the harness.
+func (h *rqHarness) run(r *rand.Rand, sc rqSchedule) {
+	steps := 3000
+	if testing.Short() {
+		steps = 600
+	}
+	deadline := time.Now().Add(40 * time.Second)
+	for step := 0; step < steps && time.Now().Before(deadline); step++ {
+		c := h.creds[r.Intn(len(h.creds))]
+		fn := sc.library(r)
+		costs := sc.specs[r.Intn(len(sc.specs))]
+		switch op := sc.weights.pick(r); op {
+		case opReserve:
+			h.reserve(c, costs, false, fn+"_reserve")
+		case opReuse:
+			if c.epoch != "" {
+				h.reserve(c, costs, true, "")
+			}
+		case opSync:
+			if c.epoch != "" {
+				h.sync(c, costs, time.Duration(r.Int63n(int64(sc.maxAgo))), fn+"_sync")
+			}
+		case opRelease:
+			h.release(c, r, fn+"_release")
+		case opStatus:
+			h.status(c, fn+"_status")
+		case opDropTotal, opFlush:
+			sc.faults(op, c, r)
+		case opWait:
+			h.advance(time.Duration(r.Int63n(int64(sc.maxWait))))
+		}
+	}
+	h.t.Logf("grants: %d", h.grants)
+}
+
+// advance waits until d has passed by Redis' clock, the one the windows
+// are kept by.
+func (h *rqHarness) advance(d time.Duration) {
+	from, err := h.rdb.Time(h.ctx).Result()
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	wait.For(h.t, "Redis' clock to move on", time.Minute, func() bool {
+		now, err := h.rdb.Time(h.ctx).Result()
+		return err == nil && now.Sub(from) >= d
+	})
+}
+
 // TestRedQuotaRandomSchedule: a long random schedule of reservations (by
 // this build, another build and the EVAL version), replays from the past,
 // releases and status calls on two credentials with the same two small
@@ -351,46 +453,17 @@ func TestRedQuotaRandomSchedule(t *testing.T) {
 	}
 	limits := []rqLimit{{"daily", 12, 1500 * time.Millisecond}, {"minute", 5, 400 * time.Millisecond}}
 	h := newRQ(t, rdb, limits, "cA", "cB")
-	seed := time.Now().UnixNano()
-	if s := os.Getenv("RQ_SEED"); s != "" {
-		seed, _ = strconv.ParseInt(s, 10, 64)
-	}
-	t.Logf("seed %d", seed)
-	r := rand.New(rand.NewSource(seed))
-	specs := [][]int64{{1, 1}, {1, 0}, {3, 0}, {3, 3}, {0, 1}, {1, 2}}
-	steps := 3000
-	if testing.Short() {
-		steps = 600
-	}
-	deadline := time.Now().Add(40 * time.Second)
-	for step := 0; step < steps && time.Now().Before(deadline); step++ {
-		c := h.creds[r.Intn(len(h.creds))]
-		fn := name
-		if r.Intn(4) == 0 {
-			fn = other
-		}
-		costs := specs[r.Intn(len(specs))]
-		switch k := r.Intn(20); {
-		case k < 11:
-			h.reserve(c, costs, false, fn+"_reserve")
-		case k < 13:
-			if c.epoch != "" {
-				h.reserve(c, costs, true, "")
+	h.run(rqRand(t), rqSchedule{
+		weights: rqWeights{opReserve: 11, opReuse: 2, opSync: 2, opRelease: 1, opStatus: 2, opWait: 2},
+		specs:   [][]int64{{1, 1}, {1, 0}, {3, 0}, {3, 3}, {0, 1}, {1, 2}},
+		maxAgo:  1600 * time.Millisecond, maxWait: 60 * time.Millisecond,
+		library: func(r *rand.Rand) string {
+			if r.Intn(4) == 0 {
+				return other
 			}
-		case k < 15:
-			if c.epoch != "" {
-				ago := time.Duration(r.Int63n(int64(1600 * time.Millisecond)))
-				h.sync(c, costs, ago, fn+"_sync")
-			}
-		case k < 16:
-			h.release(c, r, fn+"_release")
-		case k < 18:
-			h.status(c, fn+"_status")
-		default:
-			time.Sleep(time.Duration(r.Intn(60)) * time.Millisecond)
-		}
-	}
-	t.Logf("%d steps' grants: %d", steps, h.grants)
+			return name
+		},
+	})
 }
 
 // loadBac loads the library of main at bac461f (before the total kept its
@@ -424,61 +497,37 @@ func TestRedQuotaRollingUpgradeWithFaults(t *testing.T) {
 	limits := []rqLimit{{"daily", 30, 1200 * time.Millisecond}, {"minute", 8, 300 * time.Millisecond}}
 	h := newRQ(t, rdb, limits, "cA", "cB")
 	h.bac = bac
-	seed := time.Now().UnixNano()
-	if s := os.Getenv("RQ_SEED"); s != "" {
-		seed, _ = strconv.ParseInt(s, 10, 64)
-	}
-	t.Logf("seed %d", seed)
-	r := rand.New(rand.NewSource(seed))
-	specs := [][]int64{{1, 1}, {1, 0}, {5, 0}, {5, 5}, {0, 1}, {1, 2}}
-	steps := 3000
-	if testing.Short() {
-		steps = 600
-	}
-	deadline := time.Now().Add(40 * time.Second)
-	for step := 0; step < steps && time.Now().Before(deadline); step++ {
-		c := h.creds[r.Intn(len(h.creds))]
-		fn := name
-		switch r.Intn(6) {
-		case 0:
-			fn = other
-		case 1, 2:
-			fn = bac
-		}
-		costs := specs[r.Intn(len(specs))]
-		switch k := r.Intn(40); {
-		case k < 22:
-			h.reserve(c, costs, false, fn+"_reserve")
-		case k < 25:
-			if c.epoch != "" {
-				h.reserve(c, costs, true, "")
+	h.run(rqRand(t), rqSchedule{
+		weights: rqWeights{opReserve: 22, opReuse: 3, opSync: 4, opRelease: 2, opStatus: 3, opDropTotal: 1, opFlush: 1, opWait: 4},
+		specs:   [][]int64{{1, 1}, {1, 0}, {5, 0}, {5, 5}, {0, 1}, {1, 2}},
+		maxAgo:  1300 * time.Millisecond, maxWait: 40 * time.Millisecond,
+		library: func(r *rand.Rand) string {
+			switch r.Intn(6) {
+			case 0:
+				return other
+			case 1, 2:
+				return bac
 			}
-		case k < 29:
-			if c.epoch != "" {
-				ago := time.Duration(r.Int63n(int64(1300 * time.Millisecond)))
-				h.sync(c, costs, ago, fn+"_sync")
+			return name
+		},
+		faults: func(op rqOp, c *rqCred, r *rand.Rand) {
+			switch op {
+			case opDropTotal:
+				if err := rdb.Del(ctx, h.key(c, "total", limits[r.Intn(len(limits))].name)).Err(); err != nil {
+					t.Fatal(err)
+				}
+			case opFlush:
+				if err := rdb.FunctionFlush(ctx).Err(); err != nil {
+					t.Fatal(err)
+				}
+				loadBac(t, rdb)
+				loadOther(t, rdb, "b")
+				if err := rdb.FunctionLoadReplace(ctx, code).Err(); err != nil {
+					t.Fatal(err)
+				}
 			}
-		case k < 31:
-			h.release(c, r, fn+"_release")
-		case k < 34:
-			h.status(c, fn+"_status")
-		case k < 35:
-			if err := rdb.Del(ctx, h.key(c, "total", limits[r.Intn(len(limits))].name)).Err(); err != nil {
-				t.Fatal(err)
-			}
-		case k < 36:
-			if err := rdb.FunctionFlush(ctx).Err(); err != nil {
-				t.Fatal(err)
-			}
-			for _, lib := range []func(){func() { loadBac(t, rdb) }, func() { loadOther(t, rdb, "b") },
-				func() { rdb.FunctionLoadReplace(ctx, code) }} {
-				lib()
-			}
-		default:
-			time.Sleep(time.Duration(r.Intn(40)) * time.Millisecond)
-		}
-	}
-	t.Logf("grants: %d", h.grants)
+		},
+	})
 }
 
 // TestRedQuotaFailoverAndBack: a failover to a replica that missed the last
