@@ -162,17 +162,24 @@ import.`,
 // upkeep.
 const mergeRows = 50_000
 
+// afterImport reports whether an upkeep step told when (--merge or
+// --compact: auto, always, never) runs after an import that made reports:
+// auto after mergeRows positions or more, always after any.
+func afterImport(reports []view.ImportReport, when string) bool {
+	rows := 0
+	for _, r := range reports {
+		rows += r.ImportedRows
+	}
+	return when != "never" && rows > 0 && (when != "auto" || rows >= mergeRows)
+}
+
 // mergeAfterImport merges the search index (store.Optimize, as "ytrend
 // optimize") after an import that stored at least mergeRows positions
 // (--merge auto), or any (always), unless told never. A
 // stop (the first Ctrl-C) ends the merge between two of its short
 // transactions: the import is kept whole, and the next optimize carries on.
 func mergeAfterImport(ctx context.Context, db *store.DB, reports []view.ImportReport, when string, stderr io.Writer) error {
-	rows := 0
-	for _, r := range reports {
-		rows += r.ImportedRows
-	}
-	if when == "never" || rows == 0 || (when == "auto" && rows < mergeRows) {
+	if !afterImport(reports, when) {
 		return nil
 	}
 	segments, err := db.IndexSegments(ctx)
@@ -198,11 +205,7 @@ func mergeAfterImport(ctx context.Context, db *store.DB, reports []view.ImportRe
 // every table's pages interleaved with the others', as each grew in turn.
 // A stop rolls the compaction back whole; the import and the merge stay.
 func compactAfterImport(ctx context.Context, db *store.DB, reports []view.ImportReport, when string, stderr io.Writer) error {
-	rows := 0
-	for _, r := range reports {
-		rows += r.ImportedRows
-	}
-	if when == "never" || rows == 0 || (when == "auto" && rows < mergeRows) || ctx.Err() != nil {
+	if !afterImport(reports, when) || ctx.Err() != nil {
 		return nil
 	}
 	start := time.Now()
