@@ -51,6 +51,11 @@ type sharedLock struct {
 
 // holdShared takes (or shares) the process's lock on the file at path.
 func holdShared(path string) (*sharedLock, error) {
+	if !ofdLocks {
+		// Without OFD locks the descriptor would only add a close that
+		// drops the process's locks.
+		return nil, nil
+	}
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("store: hold %s: %w", path, err)

@@ -9,6 +9,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// ofdLocks: Linux has open file description locks (F_OFD_SETLKW).
+const ofdLocks = true
+
 // fileID names a file whatever the path it was opened by.
 type fileID struct{ dev, ino uint64 }
 

@@ -7,11 +7,12 @@ import (
 	"os"
 )
 
-// fileID names a file whatever the path it was opened by.
-type fileID struct{ name string }
+// ofdLocks: there are no OFD locks here, so holdShared holds nothing, and
+// a process that embeds Litestream keeps the risk sharedlock.go describes.
+const ofdLocks = false
 
-func idOf(fi fs.FileInfo) fileID { return fileID{fi.Name()} }
+type fileID struct{}
 
-// lockShared does nothing where there are no OFD locks: there, a process
-// that embeds Litestream keeps the risk sharedlock.go describes.
+func idOf(fs.FileInfo) fileID { return fileID{} }
+
 func lockShared(*os.File) error { return nil }
