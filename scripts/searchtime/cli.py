@@ -1,20 +1,41 @@
-"""Times `ytrend search` from outside, one process per query: DB=ARCHIVE python3 cli.py YTREND q.json"""
-import json, os, resource, subprocess, sys, time, statistics, collections
-binp, qf = sys.argv[1], sys.argv[2]
-extra = sys.argv[3:]
-q = json.load(open(qf))
-res = collections.defaultdict(list)
-for x in q:
-    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t = time.perf_counter()
-    p = subprocess.run([binp, "--db", os.environ["DB"], "search", "--limit", "20", *extra, *x["args"]], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    d = (time.perf_counter() - t) * 1000
-    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    c = (r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime) * 1000
-    res["cpu:" + ("views" if x["kind"] == "views" else "relevance" if x["kind"] != "recent" else "recent")].append(c)
-    if p.returncode != 0: print("ERR", x, p.stderr[:200]); continue
-    res[x["kind"]].append(d); res["ALL"].append(d)
-    if x["kind"] != "views" and x["kind"] != "recent": res["relevance"].append(d)
-def pct(a, p): a = sorted(a); return a[min(len(a)-1, int(p*len(a)))]
-for k, v in sorted(res.items()):
-    print(f"{k:10s} n={len(v):3d} p50={pct(v,.5):7.1f} p90={pct(v,.9):7.1f} p99={pct(v,.99):7.1f} max={max(v):7.1f}")
+#!/usr/bin/env python3
+"""cli.py: time `ytrend search` as a process of its own per query, as a user
+(or a check from outside) runs it: wall time per query and the children's
+CPU (getrusage), alternating archives round by round. BENCHMARKS.md,
+issue 21 ("The archive compacted after a large import").
+
+    python3 scripts/searchtime/cli.py YTREND QUERIES.json N ARCHIVE...
+
+QUERIES.json is genq.py's output; the first N queries are run on each
+archive, two rounds.
+"""
+import json
+import resource
+import subprocess
+import sys
+import time
+
+
+def main():
+    if len(sys.argv) < 5:
+        sys.exit(__doc__)
+    ytrend, queries, n, archives = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
+    qs = json.load(open(queries))[:n]
+    for _ in range(2):
+        for db in archives:
+            walls = []
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            for q in qs:
+                t = time.perf_counter()
+                subprocess.run([ytrend, "--db", db, "search"] + q["args"] + ["--limit", "20"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+                walls.append((time.perf_counter() - t) * 1000)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            walls.sort()
+            cpu = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000 / len(qs)
+            print("%s wall p50 %.1f p90 %.1f p99 %.1f ms, CPU %.1f ms a query" % (
+                db, walls[len(walls) // 2], walls[int(len(walls) * .9)], walls[int(len(walls) * .99)], cpu))
+
+
+if __name__ == "__main__":
+    main()
