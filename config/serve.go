@@ -20,6 +20,11 @@ type Serve struct {
 	// MaxConnectionsPerClient is one client's share of MaxConnections
 	// (its address; an IPv6 client's /64; a trusted proxy is exempt).
 	MaxConnectionsPerClient int `yaml:"max_connections_per_client"`
+	// ClientInFlight is how many requests one client may have at work at
+	// once (an answer from the cache takes none); more wait up to
+	// ClientQueueWait for one of them to finish, then get 429.
+	ClientInFlight  int      `yaml:"client_in_flight"`
+	ClientQueueWait Duration `yaml:"client_queue_wait"`
 }
 
 // ServeRateLimit is each client's allowance.
@@ -42,11 +47,23 @@ const (
 	// test's 50 connections from one host, while no client can hold more
 	// than a few percent of DefaultServeMaxConnections.
 	DefaultServeMaxConnectionsPerClient = 64
+	// DefaultServeClientInFlight lets one client keep two cores busy, and
+	// no more, whatever it sends.
+	DefaultServeClientInFlight = 2
+	// DefaultServeClientQueueWait is how long a client's request past its
+	// in-flight bound waits. Its waiting holds nothing another client
+	// needs (each client's bound is its own), and the queue is at most its
+	// connections, so the wait only has to be short enough that a client
+	// learns to slow down: at 0.5 s, a load test's 50 connections from one
+	// host got 429s whenever the machine was busy with other work.
+	DefaultServeClientQueueWait = 2 * time.Second
 )
 
 func defaultServe() Serve {
 	return Serve{Listen: DefaultServeListen, MaxConnections: DefaultServeMaxConnections,
 		MaxConnectionsPerClient: DefaultServeMaxConnectionsPerClient,
+		ClientInFlight:          DefaultServeClientInFlight,
+		ClientQueueWait:         Duration(DefaultServeClientQueueWait),
 		RateLimit:               ServeRateLimit{Requests: DefaultServeRequests, Window: Duration(DefaultServeWindow)}}
 }
 
@@ -106,6 +123,12 @@ func (s Serve) validate(add func(field, format string, args ...any)) {
 	}
 	if s.MaxConnectionsPerClient < 1 || s.MaxConnectionsPerClient > s.MaxConnections {
 		add("serve.max_connections_per_client", "%d: allowed 1-max_connections (%d)", s.MaxConnectionsPerClient, s.MaxConnections)
+	}
+	if s.ClientInFlight < 1 || s.ClientInFlight > s.MaxConnectionsPerClient {
+		add("serve.client_in_flight", "%d: allowed 1-max_connections_per_client (%d)", s.ClientInFlight, s.MaxConnectionsPerClient)
+	}
+	if w := s.ClientQueueWait.D(); w < 10*time.Millisecond || w > time.Minute {
+		add("serve.client_queue_wait", "%s: allowed 10ms-1m", s.ClientQueueWait)
 	}
 	for i, p := range s.TrustedProxies {
 		if _, err := parseProxy(p); err != nil {

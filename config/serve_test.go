@@ -36,7 +36,7 @@ func TestServeSection(t *testing.T) {
 		t.Fatalf("defaults %+v", d)
 	}
 	_, err = config.Parse("t.yaml", []byte("serve: {rate_limt: {}}\n"))
-	if err == nil || err.Error() != `invalid configuration: t.yaml: serve: unknown field "rate_limt" (line 1); allowed: cors_origins, listen, max_connections, max_connections_per_client, rate_limit, trusted_proxies` {
+	if err == nil || err.Error() != `invalid configuration: t.yaml: serve: unknown field "rate_limt" (line 1); allowed: client_in_flight, client_queue_wait, cors_origins, listen, max_connections, max_connections_per_client, rate_limit, trusted_proxies` {
 		t.Fatalf("typo: %v", err)
 	}
 	if d.MaxConnectionsPerClient != 64 {
@@ -48,6 +48,42 @@ func TestServeSection(t *testing.T) {
 	}
 	if err == nil || !strings.Contains(err.Error(), "serve.max_connections_per_client: 11: allowed 1-max_connections (10)") {
 		t.Fatalf("a client's share over the whole: %v", err)
+	}
+}
+
+// A client's in-flight bound and how long a request past it waits are the
+// operator's to set (a host that serves many users from one address, a
+// bigger machine), within bounds that keep one client from holding every
+// connection it may open.
+func TestServeClientInFlight(t *testing.T) {
+	d := config.Default().Serve
+	if d.ClientInFlight != 2 || d.ClientQueueWait.D() != 2*time.Second {
+		t.Fatalf("defaults: client_in_flight %d, client_queue_wait %s", d.ClientInFlight, d.ClientQueueWait)
+	}
+	c, err := config.Parse("t.yaml", []byte("serve: {client_in_flight: 8, client_queue_wait: 250ms}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if c.Serve.ClientInFlight != 8 || c.Serve.ClientQueueWait.D() != 250*time.Millisecond {
+		t.Fatalf("parsed %d, %s", c.Serve.ClientInFlight, c.Serve.ClientQueueWait)
+	}
+	for _, tc := range []struct{ yaml, want string }{
+		{"serve: {client_in_flight: 0}", "serve.client_in_flight: 0: allowed 1-max_connections_per_client (64)"},
+		{"serve: {client_in_flight: 65}", "serve.client_in_flight: 65: allowed 1-max_connections_per_client (64)"},
+		{"serve: {max_connections_per_client: 4, client_in_flight: 5}", "serve.client_in_flight: 5: allowed 1-max_connections_per_client (4)"},
+		{"serve: {client_queue_wait: 1ms}", "serve.client_queue_wait: 1ms: allowed 10ms-1m"},
+		{"serve: {client_queue_wait: 2m}", "serve.client_queue_wait: 2m: allowed 10ms-1m"},
+	} {
+		c, err := config.Parse("t.yaml", []byte(tc.yaml+"\n"))
+		if err == nil {
+			err = c.Validate()
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v\nwant %s", tc.yaml, err, tc.want)
+		}
 	}
 }
 

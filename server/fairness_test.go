@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ytrend/ytrend/config"
 	"github.com/ytrend/ytrend/search"
 	"github.com/ytrend/ytrend/server"
 	"github.com/ytrend/ytrend/store"
@@ -41,7 +42,10 @@ func TestOneClientCannotStarveAnother(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	s, err := server.New(server.Config{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}},
+	// A short wait: the test is about who is refused, not how long a
+	// refused request waited (the default's 2 s would only slow it).
+	s, err := server.New(server.Config{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
+		ClientQueueWait: 200 * time.Millisecond},
 		server.Deps{Archive: db, Log: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -115,5 +119,21 @@ func TestOneClientCannotStarveAnother(t *testing.T) {
 		if code := <-codes; code != http.StatusOK {
 			t.Errorf("a heavy search once let go: %d", code)
 		}
+	}
+}
+
+// serve's configuration reaches the server: a client's in-flight bound and
+// its queue wait are the operator's (serve.client_in_flight,
+// serve.client_queue_wait), and the defaults are config's.
+func TestConfigFromCarriesTheClientBounds(t *testing.T) {
+	cfg := config.Default()
+	got := server.ConfigFrom(cfg)
+	if got.ClientInFlight != server.DefaultClientInFlight || got.ClientQueueWait != server.DefaultClientQueueWait {
+		t.Fatalf("defaults: %d, %s", got.ClientInFlight, got.ClientQueueWait)
+	}
+	cfg.Serve.ClientInFlight, cfg.Serve.ClientQueueWait = 7, config.Duration(300*time.Millisecond)
+	got = server.ConfigFrom(cfg)
+	if got.ClientInFlight != 7 || got.ClientQueueWait != 300*time.Millisecond {
+		t.Fatalf("configured 7, 300ms: got %d, %s", got.ClientInFlight, got.ClientQueueWait)
 	}
 }

@@ -30,6 +30,8 @@ func ConfigFrom(cfg *config.Config) Config {
 		CORSOrigins:             cfg.Serve.CORSOrigins,
 		MaxConnections:          cfg.Serve.MaxConnections,
 		MaxConnectionsPerClient: cfg.Serve.MaxConnectionsPerClient,
+		ClientInFlight:          cfg.Serve.ClientInFlight,
+		ClientQueueWait:         cfg.Serve.ClientQueueWait.D(),
 		ShutdownTimeout:         cfg.Scheduler.ShutdownTimeout.D(),
 	}
 }

@@ -48,8 +48,10 @@ type Config struct {
 	// SearchTimeout bounds a search's (shorter: searches are what can be
 	// slow, and they have a pool of their own to hold).
 	SearchTimeout time.Duration
-	// ClientInFlight is how many requests one client may have in flight;
-	// more wait up to ClientQueueWait for one to finish, then get 429.
+	// ClientInFlight is how many requests one client may have in flight
+	// (an answer from the cache takes no slot); more wait up to
+	// ClientQueueWait for one to finish, then get 429. Zero takes the
+	// defaults.
 	ClientInFlight  int
 	ClientQueueWait time.Duration
 	// ShutdownTimeout is how long Run lets in-flight requests finish.
@@ -78,8 +80,8 @@ const (
 	DefaultMaxConnsPerClient = config.DefaultServeMaxConnectionsPerClient
 	DefaultHandlerTimeout    = 10 * time.Second
 	DefaultSearchTimeout     = 5 * time.Second
-	DefaultClientInFlight    = 2
-	DefaultClientQueueWait   = 500 * time.Millisecond
+	DefaultClientInFlight    = config.DefaultServeClientInFlight
+	DefaultClientQueueWait   = config.DefaultServeClientQueueWait
 	DefaultShutdownTimeout   = 20 * time.Second
 	// MaxURLBytes bounds a request's path and query string.
 	MaxURLBytes = 4096
