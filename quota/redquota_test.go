@@ -530,6 +530,68 @@ func TestRedQuotaRollingUpgradeWithFaults(t *testing.T) {
 	})
 }
 
+// TestRedQuotaFailbackWithoutWait: the same failback with wait_replicas 0.
+// The old master grants the 20th unit while cut off, then full-syncs the
+// promoted replica's books (which lack it) under its own run id, and is
+// promoted again. The first call to it must find the loss (its replication
+// id is not the one the epoch started under) and start the grace, so that
+// the process holding the lost grant replays it before anyone spends:
+// before, a fresh process was granted at once, and the grant's holder then
+// saw nothing wrong (21 of 20).
+func TestRedQuotaFailbackWithoutWait(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	m := redistest.StartServer(t)
+	r := redistest.StartReplica(t, m)
+	cfg := oneLimit("failback-nowait", 20, time.Hour, smallCosts)
+	// a keeps a record of its grants in its archive, as every ytrend
+	// process does: what it replays when the books turn out lost.
+	a := newLimiter(t, cfg, quota.NewRedis(m.Client()), quota.WithRecord(openStore(t).Writer()))
+	for range 19 {
+		mustGrant(t, a, "one")
+	}
+	// The replica has the 19 before it is promoted (the test's own WAIT:
+	// the limiter asks for none).
+	if n, err := m.Client().Do(ctx, "WAIT", 1, 10000).Int(); err != nil || n != 1 {
+		t.Fatalf("WAIT: %d replicas, %v", n, err)
+	}
+	if err := r.Client().ReplicaOf(ctx, "no", "one").Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the old master to see its replica gone", func() bool {
+		info, err := m.Client().Info(ctx, "replication").Result()
+		return err == nil && strings.Contains(info, "connected_slaves:0")
+	})
+	mustGrant(t, a, "one") // the 20th, on the old master alone
+	if err := m.Client().ReplicaOf(ctx, "127.0.0.1", strconv.Itoa(r.Port)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the old master to full-sync from the new", func() bool {
+		info, err := m.Client().Info(ctx, "replication").Result()
+		return err == nil && strings.Contains(info, "master_link_status:up") &&
+			strings.Contains(info, "master_sync_in_progress:0")
+	})
+	if err := m.Client().ReplicaOf(ctx, "no", "one").Err(); err != nil {
+		t.Fatal(err)
+	}
+	// The fresh process's grace is long enough that nothing below waits it
+	// out: the test is about what happens inside it.
+	cfgB := cfg
+	cfgB.RebuildGrace = time.Minute
+	b := newLimiter(t, cfgB, quota.NewRedis(m.Client()))
+	if res := reserve(t, b, "one"); res.Granted || res.RefusedBy != quota.Rebuild {
+		t.Fatalf("the first call after the failback: granted=%v refused by %q, want the grace (%q)",
+			res.Granted, res.RefusedBy, quota.Rebuild)
+	}
+	// The lost grant's holder calls within the grace, and replays it.
+	if res := reserve(t, a, "one"); res.Granted {
+		t.Fatal("a grant past the limit during the grace")
+	}
+	if used := status(t, b).Limits[0].Used; used != 20 {
+		t.Errorf("the books hold %d units after the replay, want the 20 granted", used)
+	}
+}
+
 // TestRedQuotaFailoverAndBack: a failover to a replica that missed the last
 // grant, and back again before anyone reserved on the replica. The old
 // master, made a replica of the new one, full-syncs: its data is now the
