@@ -59,3 +59,6 @@ func OpenTerm(ctx context.Context, rawURL string, token int64) (litestream.Repli
 	}
 	return open(ctx, turl)
 }
+
+// CloseClient closes a client OpenTerm made.
+func CloseClient(c litestream.ReplicaClient) { closeClient(c) }
