@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/url"
 	"os"
@@ -127,6 +126,21 @@ func TestNATSConnectionsAreClosed(t *testing.T) {
 // address, to the NATS server at upstream.
 func natsProxy(tb testing.TB, upstream string) (int, string) {
 	tb.Helper()
+	p := newProxy(tb, upstream)
+	return p.port, p.addr
+}
+
+// proxy forwards connections to a NATS server; hold stops what the server
+// sends from reaching the clients until it is released.
+type proxy struct {
+	port int
+	addr string
+	hold sync.RWMutex // held (Lock): nothing reaches the clients
+}
+
+func newProxy(tb testing.TB, upstream string) *proxy {
+	tb.Helper()
+	p := &proxy{}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		tb.Fatal(err)
@@ -160,17 +174,31 @@ func natsProxy(tb testing.TB, upstream string) (int, string) {
 			open = append(open, down, up)
 			mu.Unlock()
 			wg.Add(2)
-			pipe := func(to, from net.Conn) {
+			pipe := func(to, from net.Conn, held bool) {
 				defer wg.Done()
-				io.Copy(to, from)
-				to.Close()
-				from.Close()
+				defer to.Close()
+				defer from.Close()
+				buf := make([]byte, 32<<10)
+				for {
+					n, err := from.Read(buf)
+					if held {
+						p.hold.RLock()
+					}
+					_, werr := to.Write(buf[:n])
+					if held {
+						p.hold.RUnlock()
+					}
+					if werr != nil || err != nil {
+						return
+					}
+				}
 			}
-			go pipe(up, down)
-			go pipe(down, up)
+			go pipe(up, down, false)
+			go pipe(down, up, true)
 		}
 	}()
-	return ln.Addr().(*net.TCPAddr).Port, ln.Addr().String()
+	p.port, p.addr = ln.Addr().(*net.TCPAddr).Port, ln.Addr().String()
+	return p
 }
 
 // established counts the sockets in the kernel's TCP table connected to

@@ -5,9 +5,12 @@ import (
 	"context"
 	"io"
 	"math/rand/v2"
+	"net/url"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/benbjohnson/litestream"
 	"github.com/superfly/ltx"
 
 	"github.com/ytrend/ytrend/replication"
@@ -35,35 +38,7 @@ func TestNATSObjectReadOutlastsNATSDefaultTimeout(t *testing.T) {
 	}
 	t.Cleanup(func() { replication.CloseClient(c) })
 
-	// 40 MiB of pages that LZ4 cannot shrink, in one snapshot.
-	const pageSize, pages = 4096, 10240
-	var file bytes.Buffer
-	enc, err := ltx.NewEncoder(&file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := enc.EncodeHeader(ltx.Header{Version: ltx.Version, Flags: ltx.HeaderFlagNoChecksum, PageSize: pageSize, Commit: pages,
-		MinTXID: 1, MaxTXID: 1, Timestamp: time.Now().UnixMilli()}); err != nil {
-		t.Fatal(err)
-	}
-	rng := rand.NewChaCha8([32]byte{1})
-	page := make([]byte, pageSize)
-	for pgno := uint32(1); pgno <= pages; pgno++ {
-		rng.Read(page)
-		if err := enc.EncodePage(ltx.PageHeader{Pgno: pgno}, page); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := enc.Close(); err != nil {
-		t.Fatal(err)
-	}
-	want := file.Bytes()
-	if len(want) < 40<<20 {
-		t.Fatalf("the file is %d bytes, want at least 40 MiB", len(want))
-	}
-	if _, err := c.WriteLTXFile(ctx, 0, 1, 1, bytes.NewReader(want)); err != nil {
-		t.Fatal(err)
-	}
+	want := putBigFile(t, c)
 
 	opened := time.Now()
 	rc, err := c.OpenLTXFile(ctx, 0, 1, 1, 0, 0)
@@ -94,5 +69,92 @@ func TestNATSObjectReadOutlastsNATSDefaultTimeout(t *testing.T) {
 	}
 	if !bytes.Equal(got, want) {
 		t.Fatalf("read %d bytes, not the %d written", len(got), len(want))
+	}
+}
+
+// putBigFile writes a snapshot of 40 MiB of pages that LZ4 cannot shrink
+// as the LTX file of TXID 1 at level 0 of c, and returns its bytes.
+func putBigFile(tb testing.TB, c litestream.ReplicaClient) []byte {
+	tb.Helper()
+	ctx := context.Background()
+	const pageSize, pages = 4096, 10240
+	var file bytes.Buffer
+	enc, err := ltx.NewEncoder(&file)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := enc.EncodeHeader(ltx.Header{Version: ltx.Version, Flags: ltx.HeaderFlagNoChecksum, PageSize: pageSize, Commit: pages,
+		MinTXID: 1, MaxTXID: 1, Timestamp: time.Now().UnixMilli()}); err != nil {
+		tb.Fatal(err)
+	}
+	rng := rand.NewChaCha8([32]byte{1})
+	page := make([]byte, pageSize)
+	for pgno := uint32(1); pgno <= pages; pgno++ {
+		rng.Read(page)
+		if err := enc.EncodePage(ltx.PageHeader{Pgno: pgno}, page); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if err := enc.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	want := file.Bytes()
+	if len(want) < 40<<20 {
+		tb.Fatalf("the file is %d bytes, want at least 40 MiB", len(want))
+	}
+	if _, err := c.WriteLTXFile(ctx, 0, 1, 1, bytes.NewReader(want)); err != nil {
+		tb.Fatal(err)
+	}
+
+	return want
+}
+
+// TestNATSObjectReadFailsWhenNoByteComes: a read of an object that stops
+// receiving (the link to NATS stalls) fails once a Read has waited the
+// stall limit with no byte, saying so.
+func TestNATSObjectReadFailsWhenNoByteComes(t *testing.T) {
+	ctx := context.Background()
+	u, err := url.Parse(natsURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newProxy(t, u.Host)
+	u.Host = p.addr
+	c, err := replication.OpenTerm(ctx, u.String(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { replication.CloseClient(c) })
+	want := putBigFile(t, c)
+	c = replication.WithStall(c, 2*time.Second)
+
+	rc, err := c.OpenLTXFile(ctx, 0, 1, 1, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	buf := make([]byte, 1<<20)
+	if n, err := io.ReadFull(rc, buf); err != nil {
+		t.Fatalf("the first MiB: %d bytes, %v", n, err)
+	}
+	p.hold.Lock()
+	defer p.hold.Unlock()
+	// What the client already received is read; then nothing comes.
+	got := len(buf)
+	for {
+		n, err := rc.Read(buf)
+		got += n
+		if err != nil {
+			if !strings.Contains(err.Error(), "no byte of the object for 2s") {
+				t.Fatalf("read %d of %d bytes, then: %v; want the stall reported", got, len(want), err)
+			}
+			break
+		}
+		if got >= len(want) {
+			t.Fatalf("read the whole object (%d bytes) through a proxy that held it", got)
+		}
+	}
+	if n, err2 := rc.Read(buf); n != 0 || err2 == nil {
+		t.Errorf("a read after the stall: %d bytes, %v; want the error again", n, err2)
 	}
 }
