@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/url"
 	"path"
 	"sort"
@@ -41,16 +42,29 @@ func TermURL(rawURL string, token int64) (string, error) {
 	return u.String(), nil
 }
 
-// open returns Litestream's client for a URL, initialised.
+// open returns Litestream's client for a URL, initialised. The caller
+// closes it (closeClient): a nats:// client holds a connection from Init on.
+// A failed Init may have connected too (NATS reached, the bucket missing),
+// so a client that fails here is closed here.
 func open(ctx context.Context, rawURL string) (litestream.ReplicaClient, error) {
 	c, err := newClient(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("replica %s: %w", Name(rawURL), err)
 	}
 	if err := c.Init(ctx); err != nil {
+		closeClient(c)
 		return nil, fmt.Errorf("replica %s: %w", Name(rawURL), err)
 	}
 	return c, nil
+}
+
+// closeClient closes a client that holds a connection (nats://). Litestream
+// never closes a client it is given, not even when its Replica or Store is
+// closed: every client this package makes is closed by the code that made it.
+func closeClient(c litestream.ReplicaClient) {
+	if cl, ok := c.(io.Closer); ok {
+		cl.Close()
+	}
 }
 
 // indexLevel is the level of the term index's markers at the replica's
@@ -96,6 +110,7 @@ func Terms(ctx context.Context, rawURL string) ([]Term, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer closeClient(c)
 	return terms(ctx, c)
 }
 

@@ -20,6 +20,8 @@ import (
 // Litestream's s3 client takes its keys from the environment only and
 // ignores a URL's user info; an s3://KEY:SECRET@bucket/path URL gives them
 // here (the URL's keys win over the environment's, as the more specific).
+//
+// A nats:// client's object reads are bounded by their progress (natsClient).
 func newClient(rawURL string) (litestream.ReplicaClient, error) {
 	u, err := url.Parse(rawURL)
 	if err == nil && u.Scheme == "s3" && u.User != nil {
@@ -43,8 +45,10 @@ func newClient(rawURL string) (litestream.ReplicaClient, error) {
 	if err != nil {
 		return nil, err
 	}
-	if nc, ok := c.(*nats.ReplicaClient); ok {
-		nc.Path = sub
+	nc, ok := c.(*nats.ReplicaClient)
+	if !ok {
+		return c, nil
 	}
-	return c, nil
+	nc.Path = sub
+	return natsClient{ReplicaClient: nc, stall: stallLimit}, nil
 }

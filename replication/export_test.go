@@ -59,3 +59,15 @@ func OpenTerm(ctx context.Context, rawURL string, token int64) (litestream.Repli
 	}
 	return open(ctx, turl)
 }
+
+// CloseClient closes a client OpenTerm made.
+func CloseClient(c litestream.ReplicaClient) { closeClient(c) }
+
+// WithStall is c with object reads failing after d without a byte.
+func WithStall(c litestream.ReplicaClient, d time.Duration) litestream.ReplicaClient {
+	if nc, ok := c.(natsClient); ok {
+		nc.stall = d
+		return nc
+	}
+	return c
+}

@@ -529,13 +529,6 @@ func (s *session) stop() {
 	closeClient(s.client)
 }
 
-// closeClient closes a client that holds a connection (nats://).
-func closeClient(c litestream.ReplicaClient) {
-	if cl, ok := c.(io.Closer); ok {
-		cl.Close()
-	}
-}
-
 func (s *session) ended() bool {
 	select {
 	case <-s.done:

@@ -166,6 +166,7 @@ func restoreTerm(ctx context.Context, raw string, t Term, out string, newest int
 	if err != nil {
 		return Restored{}, fmt.Errorf("%s: %w", where, err)
 	}
+	defer closeClient(client)
 	p, err := termPosition(ctx, client)
 	if err != nil {
 		return Restored{}, fmt.Errorf("%s: %w", where, err)
@@ -173,7 +174,6 @@ func restoreTerm(ctx context.Context, raw string, t Term, out string, newest int
 	if p.Files == 0 {
 		return Restored{}, fmt.Errorf("%w: %s holds no file", ErrEmpty, where)
 	}
-	defer closeClient(client)
 	log := opt.Logger.With("replica", Name(raw), "generation", t.Generation())
 	client.SetLogger(log)
 	tmp := out + ".restoring"

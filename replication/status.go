@@ -68,6 +68,7 @@ func readReplica(ctx context.Context, raw string, st *Status) error {
 	if err != nil {
 		return err
 	}
+	defer closeClient(c)
 	p, err := termPosition(ctx, c)
 	if err != nil {
 		return err

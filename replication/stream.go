@@ -63,6 +63,7 @@ type streamed struct {
 	name string
 	db   *litestream.DB
 	root litestream.ReplicaClient // the replica's root, where the term index is (audit)
+	term litestream.ReplicaClient // the term's files, Litestream's to write; nil until made
 
 	mu           sync.Mutex
 	errors       int64
@@ -126,12 +127,20 @@ func Start(ctx context.Context, path string, urls []string, token int64, opts Op
 	}
 	s := &Stream{path: path, token: token, opts: opts, started: time.Now(), stop: make(chan struct{}), done: make(chan struct{})}
 	dropOldMeta(path, token)
+	started := false
+	defer func() {
+		if !started {
+			s.closeClients()
+		}
+	}()
 	var dbs []*litestream.DB
 	for _, raw := range urls {
 		root, err := open(ctx, raw)
 		if err != nil {
 			return nil, err
 		}
+		r := &streamed{url: raw, name: Name(raw), root: root}
+		s.replicas = append(s.replicas, r)
 		if err := claimTerm(ctx, root, path, token, s.started); err != nil {
 			return nil, fmt.Errorf("replica %s: %w", Name(raw), err)
 		}
@@ -144,7 +153,7 @@ func Start(ctx context.Context, path string, urls []string, token int64, opts Op
 		if err != nil {
 			return nil, fmt.Errorf("replica %s: %w", Name(raw), err)
 		}
-		r := &streamed{url: raw, name: Name(raw), root: root}
+		r.term = client
 		meta := metaDir(path, token, raw)
 		if err := os.RemoveAll(meta); err != nil {
 			return nil, err
@@ -156,7 +165,6 @@ func Start(ctx context.Context, path string, urls []string, token int64, opts Op
 		rep.SyncInterval = opts.SyncInterval
 		db.Replica = rep
 		r.db = db
-		s.replicas = append(s.replicas, r)
 		dbs = append(dbs, db)
 	}
 	s.store = litestream.NewStore(dbs, levels)
@@ -178,7 +186,19 @@ func Start(ctx context.Context, path string, urls []string, token int64, opts Op
 		opts.Logger.Warn("replica: the term's first sync failed; Litestream retries it", "generation", termDir(token), "err", err)
 	}
 	go s.watch()
+	started = true
 	return s, nil
+}
+
+// closeClients closes each replica's clients, once Litestream is done with
+// them (a stopped store, or one never opened).
+func (s *Stream) closeClients() {
+	for _, r := range s.replicas {
+		closeClient(r.root)
+		if r.term != nil {
+			closeClient(r.term)
+		}
+	}
 }
 
 // claimTerm records the term in the replica's term index, unless another
@@ -214,9 +234,7 @@ func (s *Stream) Stop(ctx context.Context) error {
 	<-s.done
 	err := s.store.Close(ctx)
 	if first {
-		for _, r := range s.replicas {
-			closeClient(r.root)
-		}
+		s.closeClients()
 	}
 	s.writeStatus()
 	return err
@@ -442,6 +460,7 @@ func (s *Stream) prune(ctx context.Context, raw string, root litestream.ReplicaC
 		c, err := open(ctx, turl)
 		if err == nil {
 			err = c.DeleteAll(ctx)
+			closeClient(c)
 		}
 		if err == nil {
 			txid := ltx.TXID(ts[i].Token)

@@ -78,7 +78,11 @@ func CutTags(tags []string) (out []string, cut bool) {
 // https URL on ytimg.com (i.ytimg.com, i9.ytimg.com, ...), which is where
 // the API's thumbnails are. Anything else (a relative URL, which a page's
 // img-src would send to this server; javascript:, data:, another host) is
-// not a thumbnail YouTube gave.
+// not a thumbnail YouTube gave. The host is a DNS name as YouTube writes it
+// (lower-case letters, digits and hyphens in non-empty labels): Go's
+// net/url accepts a host such as "evil.com;.ytimg.com", which ends in
+// .ytimg.com but is no name YouTube gives, and which another URL parser may
+// read otherwise.
 func ValidThumbnail(u string) bool {
 	// Characters a URL YouTube gives never holds, and that could end an
 	// HTML attribute for a consumer that builds <img src="..."> from it.
@@ -91,6 +95,28 @@ func ValidThumbnail(u string) bool {
 	if err != nil || p.Scheme != "https" || p.User != nil || p.Port() != "" || p.Opaque != "" {
 		return false
 	}
-	h := p.Hostname()
-	return h == "ytimg.com" || strings.HasSuffix(h, ".ytimg.com")
+	// Host, not Hostname: "i.ytimg.com:" has an empty port, which Port
+	// does not report.
+	h := p.Host
+	return dnsName(h) && (h == "ytimg.com" || strings.HasSuffix(h, ".ytimg.com"))
+}
+
+// dnsName reports whether h is a host name in lower case: labels of
+// letters, digits and hyphens, none empty, none beginning or ending with a
+// hyphen, at most 63 bytes each (RFC 1123), and no trailing dot.
+func dnsName(h string) bool {
+	if h == "" || len(h) > 253 {
+		return false
+	}
+	for label := range strings.SplitSeq(h, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for i := 0; i < len(label); i++ {
+			if c := label[i]; !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-') {
+				return false
+			}
+		}
+	}
+	return true
 }
