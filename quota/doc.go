@@ -66,8 +66,9 @@
 // id of the process running the call, never a stale one), and it counts its
 // writes (seq), which every reply reports. A missing epoch (even on a brand-new Redis), another server
 // process (any restart or failover), a server that has been a replica since
-// the epoch started (its replication id, compared once per load of the
-// library: a failback full-syncs an older copy under the same run id), a
+// the epoch started (its replication id, compared once per epoch per load
+// of the library: a failback full-syncs an older copy under the same run
+// id), a
 // log without its certificate, a
 // caller that saw more writes than the epoch holds, or an audit that finds
 // one of its grants missing is a loss, found by whichever process calls

@@ -530,6 +530,39 @@ func TestRedQuotaRollingUpgradeWithFaults(t *testing.T) {
 	})
 }
 
+// promote makes replica r a master, cut off from its master m, and waits
+// until m sees it gone: what m grants from then on r never gets.
+func promote(t *testing.T, r, m *redistest.Server) {
+	t.Helper()
+	ctx := context.Background()
+	if err := r.Client().ReplicaOf(ctx, "no", "one").Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the old master to see its replica gone", func() bool {
+		info, err := m.Client().Info(ctx, "replication").Result()
+		return err == nil && strings.Contains(info, "connected_slaves:0")
+	})
+}
+
+// failBack makes the old master m a replica of the promoted r until it has
+// synced r's books, then promotes m again: the same server process (its
+// run id unchanged) with r's copy.
+func failBack(t *testing.T, m, r *redistest.Server) {
+	t.Helper()
+	ctx := context.Background()
+	if err := m.Client().ReplicaOf(ctx, "127.0.0.1", strconv.Itoa(r.Port)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the old master to full-sync from the new", func() bool {
+		info, err := m.Client().Info(ctx, "replication").Result()
+		return err == nil && strings.Contains(info, "master_link_status:up") &&
+			strings.Contains(info, "master_sync_in_progress:0")
+	})
+	if err := m.Client().ReplicaOf(ctx, "no", "one").Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestRedQuotaFailbackWithoutWait: the same failback with wait_replicas 0.
 // The old master grants the 20th unit while cut off, then full-syncs the
 // promoted replica's books (which lack it) under its own run id, and is
@@ -555,25 +588,9 @@ func TestRedQuotaFailbackWithoutWait(t *testing.T) {
 	if n, err := m.Client().Do(ctx, "WAIT", 1, 10000).Int(); err != nil || n != 1 {
 		t.Fatalf("WAIT: %d replicas, %v", n, err)
 	}
-	if err := r.Client().ReplicaOf(ctx, "no", "one").Err(); err != nil {
-		t.Fatal(err)
-	}
-	waitUntil(t, "the old master to see its replica gone", func() bool {
-		info, err := m.Client().Info(ctx, "replication").Result()
-		return err == nil && strings.Contains(info, "connected_slaves:0")
-	})
+	promote(t, r, m)
 	mustGrant(t, a, "one") // the 20th, on the old master alone
-	if err := m.Client().ReplicaOf(ctx, "127.0.0.1", strconv.Itoa(r.Port)).Err(); err != nil {
-		t.Fatal(err)
-	}
-	waitUntil(t, "the old master to full-sync from the new", func() bool {
-		info, err := m.Client().Info(ctx, "replication").Result()
-		return err == nil && strings.Contains(info, "master_link_status:up") &&
-			strings.Contains(info, "master_sync_in_progress:0")
-	})
-	if err := m.Client().ReplicaOf(ctx, "no", "one").Err(); err != nil {
-		t.Fatal(err)
-	}
+	failBack(t, m, r)
 	// The fresh process's grace is long enough that nothing below waits it
 	// out: the test is about what happens inside it.
 	cfgB := cfg
@@ -592,6 +609,112 @@ func TestRedQuotaFailbackWithoutWait(t *testing.T) {
 	}
 }
 
+// TestRedQuotaFailbackTwoCredentials: the failback of
+// TestRedQuotaFailbackWithoutWait on a server that also holds another
+// budget (another ytrend deployment's credential). The other budget's
+// process calls first after the failback: its own epoch is found lost,
+// and the check must still be made for this budget's epoch, which lost
+// the 20th unit too. Before, the check was made once per load of the
+// library, for whichever epoch came first: a fresh process of this budget
+// was granted at once (21 of 20).
+func TestRedQuotaFailbackTwoCredentials(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	m := redistest.StartServer(t)
+	r := redistest.StartReplica(t, m)
+	cfg := oneLimit("failback-main", 20, time.Hour, smallCosts)
+	other := oneLimit("failback-other", 20, time.Hour, smallCosts)
+	a := newLimiter(t, cfg, quota.NewRedis(m.Client()), quota.WithRecord(openStore(t).Writer()))
+	o := newLimiter(t, other, quota.NewRedis(m.Client()))
+	mustGrant(t, o, "one")
+	for range 19 {
+		mustGrant(t, a, "one")
+	}
+	if n, err := m.Client().Do(ctx, "WAIT", 1, 10000).Int(); err != nil || n != 1 {
+		t.Fatalf("WAIT: %d replicas, %v", n, err)
+	}
+	promote(t, r, m)
+	mustGrant(t, a, "one") // the 20th, on the old master alone
+	failBack(t, m, r)
+	// The other budget calls first; what it is told is its own affair.
+	reserve(t, newLimiter(t, other, quota.NewRedis(m.Client())), "one")
+	cfgB := cfg
+	cfgB.RebuildGrace = time.Minute
+	b := newLimiter(t, cfgB, quota.NewRedis(m.Client()))
+	if res := reserve(t, b, "one"); res.Granted || res.RefusedBy != quota.Rebuild {
+		t.Fatalf("this budget's first call after the failback: granted=%v refused by %q, want the grace (%q)",
+			res.Granted, res.RefusedBy, quota.Rebuild)
+	}
+	if res := reserve(t, a, "one"); res.Granted {
+		t.Fatal("a grant past the limit during the grace")
+	}
+	if used := status(t, b).Limits[0].Used; used != 20 {
+		t.Errorf("the books hold %d units after the replay, want the 20 granted", used)
+	}
+}
+
+// TestRedQuotaFailbackAfterOlderEpoch: the failback of
+// TestRedQuotaFailbackWithoutWait during a rolling upgrade, after a process
+// of the build before (bac461f's library, which records no replication id)
+// started the epoch: it found a log evicted, with this build's library
+// already loaded and checked. This build's next call must record the id
+// the epoch holds now, so that the failback is still found. Before, the
+// check was made once per load, so the id was adopted only after the
+// failback reloaded the library, as the failback's own (21 of 20).
+func TestRedQuotaFailbackAfterOlderEpoch(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	m := redistest.StartServer(t)
+	r := redistest.StartReplica(t, m)
+	bac := loadBac(t, m.Client())
+	cfg := oneLimit("failback-upgrade", 20, time.Hour, smallCosts)
+	a := newLimiter(t, cfg, quota.NewRedis(m.Client()), quota.WithRecord(openStore(t).Writer()))
+	for range 10 {
+		mustGrant(t, a, "one")
+	}
+	// A log evicted (allkeys-lru would): the older build's process calls
+	// first, finds the certificate gone and starts an epoch; it is granted
+	// one unit of its own.
+	key := func(kind, limit string) string { return redisKey(cfg.Credential, kind, limit) }
+	if err := m.Client().Del(ctx, key("log", "only")).Err(); err != nil {
+		t.Fatal(err)
+	}
+	keys := []string{key("exhausted", ""), key("exhausted", ""), key("epoch", ""), key("leader", ""),
+		key("total", "only"), key("epoch", "info"), key("log", "only")}
+	v, err := m.Client().FCall(ctx, bac+"_reserve", keys, "older-1", "", "older-epoch", 1, "", "0", 0,
+		20, time.Hour.Microseconds(), 1).Slice()
+	if err != nil {
+		t.Fatalf("the older build's reserve: %v", err)
+	}
+	if info, err := m.Client().HGetAll(ctx, key("epoch", "info")).Result(); err != nil || info["replid"] != "" {
+		t.Fatalf("the older build's epoch info %v (%v), want no replid: %v", info, err, v)
+	}
+	// This build replays its 10 (its record) and spends up to 19 in all.
+	for used := int64(0); used < 19; {
+		res := mustGrant(t, a, "one")
+		used = res.Limits[0].Used
+	}
+	if n, err := m.Client().Do(ctx, "WAIT", 1, 10000).Int(); err != nil || n != 1 {
+		t.Fatalf("WAIT: %d replicas, %v", n, err)
+	}
+	promote(t, r, m)
+	mustGrant(t, a, "one") // the 20th, on the old master alone
+	failBack(t, m, r)
+	cfgB := cfg
+	cfgB.RebuildGrace = time.Minute
+	b := newLimiter(t, cfgB, quota.NewRedis(m.Client()))
+	if res := reserve(t, b, "one"); res.Granted || res.RefusedBy != quota.Rebuild {
+		t.Fatalf("the first call after the failback: granted=%v refused by %q, want the grace (%q)",
+			res.Granted, res.RefusedBy, quota.Rebuild)
+	}
+	if res := reserve(t, a, "one"); res.Granted {
+		t.Fatal("a grant past the limit during the grace")
+	}
+	if used := status(t, b).Limits[0].Used; used != 20 {
+		t.Errorf("the books hold %d units after the replay, want the 20 granted", used)
+	}
+}
+
 // TestRedQuotaFailoverAndBack: a failover to a replica that missed the last
 // grant, and back again before anyone reserved on the replica. The old
 // master, made a replica of the new one, full-syncs: its data is now the
@@ -601,8 +724,8 @@ func TestRedQuotaFailbackWithoutWait(t *testing.T) {
 // a replicated Redis gets by default (redis.wait_replicas 1 with a Sentinel
 // or Cluster URL): the old master, cut off from its replica, cannot have
 // the grant acknowledged, so it is refused and never used. Without WAIT
-// this failback over-grants by what the failover lost (README, "Failover";
-// a per-load id in the epoch would see it, and is not built).
+// this failback lost what the failover lost, and the replication id the
+// epoch records finds it (TestRedQuotaFailbackWithoutWait).
 func TestRedQuotaFailoverAndBack(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -618,29 +741,13 @@ func TestRedQuotaFailoverAndBack(t *testing.T) {
 	}
 	// The failover: the replica is promoted with all 19; the old master,
 	// cut off from it, is asked for the 20th.
-	if err := r.Client().ReplicaOf(ctx, "no", "one").Err(); err != nil {
-		t.Fatal(err)
-	}
-	waitUntil(t, "the old master to see its replica gone", func() bool {
-		info, err := m.Client().Info(ctx, "replication").Result()
-		return err == nil && strings.Contains(info, "connected_slaves:0")
-	})
+	promote(t, r, m)
 	if res, err := a.Reserve(ctx, "one"); err == nil && res.Granted {
 		t.Fatal("the old master granted a unit that no replica acknowledged")
 	}
 	// The old master rejoins as the new one's replica, and fails back
 	// before anything was reserved on the new one.
-	if err := m.Client().ReplicaOf(ctx, "127.0.0.1", strconv.Itoa(r.Port)).Err(); err != nil {
-		t.Fatal(err)
-	}
-	waitUntil(t, "the old master to full-sync from the new", func() bool {
-		info, err := m.Client().Info(ctx, "replication").Result()
-		return err == nil && strings.Contains(info, "master_link_status:up") &&
-			strings.Contains(info, "master_sync_in_progress:0")
-	})
-	if err := m.Client().ReplicaOf(ctx, "no", "one").Err(); err != nil {
-		t.Fatal(err)
-	}
+	failBack(t, m, r)
 	if err := r.Client().ReplicaOf(ctx, "127.0.0.1", strconv.Itoa(m.Port)).Err(); err != nil {
 		t.Fatal(err)
 	}

@@ -309,18 +309,24 @@ end
 -- replication_id is the server's replication id (INFO replication,
 -- master_replid), '' if it has none. A master keeps its id until it
 -- becomes a replica, which takes its master's, or a replica is promoted,
--- which draws a new one. Read only when an epoch starts and once per load
--- of the library (load_checked): never on a reservation's common path.
+-- which draws a new one (a master also draws one when it frees its backlog,
+-- repl-backlog-ttl after its last replica left, and when a first replica
+-- attaches to it without one). Read only when an epoch starts and once per
+-- epoch per load of the library (checked): never on a reservation's common
+-- path.
 local function replication_id()
   local info = redis.call('INFO', 'replication')
   local at = string.find(info, 'master_replid:', 1, true)
   return at and string.match(info, '^%x+', at + 14) or ''
 end
 
--- load_checked: this load of the library has compared its server's
--- replication id with the one the epoch started under (epoch_check).
--- Like run_id, it lives in the library's own Lua state.
-local load_checked = false
+-- checked[epoch key] is the epoch id whose replication id this load of the
+-- library has compared with its server's (epoch_check): one per budget,
+-- since every budget on the server lost its grants in a failback, and the
+-- first call after it may be any budget's. An epoch started since (by
+-- another library, which may not record the id) is checked again. Like
+-- run_id, it lives in the library's own Lua state.
+local checked = {}
 
 -- parse_epoch reads the epoch key's value (false if missing): id (nil when
 -- missing), grace_until_us, seq, the server's run id ('' in a value
@@ -379,7 +385,7 @@ local function new_epoch(key, info, id, grace, now, limits, run)
   put_epoch(key, id, grace_until, 0, run)
   redis.call('DEL', info)
   redis.call('HSET', info, 'created', int(now), 'rebuilt', int(now), 'restored', '0', 'replid', replication_id())
-  load_checked = true
+  checked[key] = id
   local cert = certificate(id)
   for _, l in ipairs(limits) do
     for _, m in ipairs(redis.call('ZRANGEBYSCORE', l.log, '+inf', '+inf')) do
@@ -406,13 +412,13 @@ end
 -- One loss keeps the run id: a failback. The old master, made a replica
 -- of the promoted one, full-syncs its books, older than its own last
 -- grants, and is promoted again. A full sync loads the library anew (it is
--- in the snapshot), so the first call of each load compares the server's
--- replication id with the one the epoch started under: a server that has
--- been a replica since holds another, and the books are lost. (A partial
--- resync keeps the library, and needs the server's history to be a prefix
--- of its master's: one that had granted what the other lacks full-syncs.)
--- An epoch started by a library that did not record the id adopts the
--- current one.
+-- in the snapshot), so each load's first call for each epoch (checked)
+-- compares the server's replication id with the one the epoch started
+-- under: a server that has been a replica since holds another, and the
+-- books are lost. (A partial resync keeps the library, and needs the
+-- server's history to be a prefix of its master's: one that had granted
+-- what the other lacks full-syncs.) An epoch started by a library that did
+-- not record the id adopts the current one at this library's first call.
 -- Returns id, grace_until_us, seq, replay (the epoch is not the caller's:
 -- it must replay its record before it spends), lost (this call found the
 -- loss and started the epoch it names), and the epoch value's head
@@ -420,14 +426,16 @@ end
 local function epoch_check(key, info, v, expected, seen, candidate, grace, now, limits, run)
   local id, grace_until, seq, held_by, head = parse_epoch(v)
   local lost = id == nil or held_by ~= run or (id == expected and seen > seq)
-  if not lost and not load_checked then
+  if not lost and checked[key] ~= id then
     local started, now_id = redis.call('HGET', info, 'replid'), replication_id()
     if not started then
       redis.call('HSET', info, 'replid', now_id)
     elseif started ~= now_id then
       lost = true
     end
-    load_checked = not lost
+    if not lost then
+      checked[key] = id
+    end
   end
   if not lost then
     -- ZRANK, not ZSCORE: both find the member, but ZSCORE's reply is a
