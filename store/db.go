@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -77,7 +78,8 @@ func WithSearch(opts ...search.Option) Option {
 // WithSearchers sets the size of the search engine's own pool of read
 // connections (default 4). Searches get a pool apart from every other read,
 // so that slow searches never keep a chart, a video page or the runs
-// waiting for a connection.
+// waiting for a connection (unless ShortLived: there searches use the
+// readers).
 func WithSearchers(n int) Option { return func(o *options) { o.searchers = n } }
 
 // WithReaders sets the size of the reader pool (default: GOMAXPROCS, at least 2).
@@ -228,7 +230,7 @@ func (db *DB) openSearch(path string, o options) error {
 	opts := o.search
 	if o.shortLived {
 		db.finder = db.reader
-		opts = append(opts[:len(opts):len(opts)], search.ShortLived())
+		opts = append(slices.Clip(opts), search.ShortLived())
 	} else {
 		var err error
 		if db.finder, err = openPool(path, o, o.searchers); err != nil {
