@@ -31,10 +31,10 @@ build: ## Build bin/ytrend
 	$(GO) build -o $(BIN) ./cmd/ytrend
 
 .PHONY: test
-test: ## go vet, the whole suite under -race, the search walk's full-size checks, then a short fuzz of search text, raw queries against filters, schedule.yaml, dataset files and serve's search parameters
+test: ## go vet, the whole suite under -race, the search walk's full-size checks (and every open's searches alike), then a short fuzz of search text, raw queries against filters, schedule.yaml, dataset files and serve's search parameters
 	$(GO) vet $(TRIM) $(PKGS)
 	$(GO) test $(TRIM) -race -count=1 -parallel $(TESTPARALLEL) -timeout 30m $(PKGS)
-	$(GO) test $(TRIM) -count=1 -run '^TestWalk' ./store
+	$(GO) test $(TRIM) -count=1 -run '^(TestWalk|TestSearchAlikeThroughEveryOpen)' ./store
 	$(GO) test $(TRIM) -run '^$$' -fuzz '^FuzzSearchQuery$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./store
 	$(GO) test $(TRIM) -run '^$$' -fuzz '^FuzzRawQueryFilters$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./store
 	$(GO) test $(TRIM) -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./config

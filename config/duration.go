@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -39,7 +40,9 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 func (d Duration) MarshalYAML() (any, error) { return d.String(), nil }
 
 // durationShape is what time.ParseDuration reads, whatever the size.
-var durationShape = regexp.MustCompile(`^([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h)(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))*$`)
+var durationShape = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h)(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))*$`)
+})
 
 // MaxDays is the longest duration ParseDuration accepts, in days: the
 // largest whole number of days a time.Duration holds (about 292 years).
@@ -84,7 +87,7 @@ func parseDuration(s string, negative bool) (time.Duration, error) {
 	}
 	v, err := time.ParseDuration(s)
 	if err != nil {
-		if durationShape.MatchString(s) {
+		if durationShape().MatchString(s) {
 			return 0, tooLong // well formed: time.ParseDuration refused its size
 		}
 		return 0, fmt.Errorf("%q is not a duration; want e.g. 90s, 30m, 24h or 7d", orig)

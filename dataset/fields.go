@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -12,13 +13,13 @@ import (
 
 // YouTube's ids are letters, digits, - and _ (eleven of them for videos;
 // the bound is loose so that other archives' ids pass).
-var videoID = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+var videoID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`) })
 
-var date2017 = regexp.MustCompile(`^(\d{2})\.(\d{2})\.(\d{2})$`)
+var date2017 = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(\d{2})\.(\d{2})\.(\d{2})$`) })
 
 // parseDate2017 reads the 2017-18 dataset's YY.DD.MM.
 func parseDate2017(s string) (time.Time, error) {
-	m := date2017.FindStringSubmatch(strings.TrimSpace(s))
+	m := date2017().FindStringSubmatch(strings.TrimSpace(s))
 	if m == nil {
 		return time.Time{}, fmt.Errorf("%q is not a date as this dataset writes them (YY.DD.MM, e.g. 17.14.11)", s)
 	}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/ytrend/ytrend/regions"
 )
@@ -119,12 +120,12 @@ func shortList(names []string) string {
 }
 
 // The public datasets name their files for their region.
-var regionName = regexp.MustCompile(`^([A-Za-z]{2})(?:videos|_youtube_trending_data)\b`)
+var regionName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([A-Za-z]{2})(?:videos|_youtube_trending_data)\b`) })
 
 // RegionFromName returns the region a public dataset's file name carries:
 // "US" for USvideos.csv and US_youtube_trending_data.csv.
 func RegionFromName(path string) (regions.Code, error) {
-	m := regionName.FindStringSubmatch(filepath.Base(path))
+	m := regionName().FindStringSubmatch(filepath.Base(path))
 	if m == nil {
 		return "", fmt.Errorf("%w: the file name %q does not start with a region as USvideos.csv and US_youtube_trending_data.csv do; give one with --region",
 			ErrNoRegion, filepath.Base(path))

@@ -506,7 +506,7 @@ func (r *Reader) parse(rec record) (*row, *Skip) {
 	out := &row{line: rec.line, region: r.region}
 	v := &out.video
 	v.ID = strings.TrimSpace(get("video_id"))
-	if !videoID.MatchString(v.ID) {
+	if !videoID().MatchString(v.ID) {
 		if v.ID == "#NAME?" {
 			return bad("video_id", "%q is not a video id (a spreadsheet program replaced an id that began with '-')", v.ID)
 		}

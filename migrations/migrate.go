@@ -41,6 +41,22 @@ var migrationName = regexp.MustCompile(`^(\d{4})_([a-z0-9_]+)\.sql$`)
 // load reads and checks a migration set: names must be
 // NNNN_name.sql, versions must start at 1 and have no gaps or duplicates.
 func load(fsys fs.FS) ([]Migration, error) {
+	ms, err := list(fsys)
+	if err != nil {
+		return nil, err
+	}
+	for i, m := range ms {
+		body, err := fs.ReadFile(fsys, m.Name)
+		if err != nil {
+			return nil, fmt.Errorf("store: read migration %s: %w", m.Name, err)
+		}
+		ms[i].SQL = string(body)
+	}
+	return ms, nil
+}
+
+// list is load without the SQL.
+func list(fsys fs.FS) ([]Migration, error) {
 	entries, err := fs.ReadDir(fsys, ".")
 	if err != nil {
 		return nil, fmt.Errorf("store: read migrations: %w", err)
@@ -55,11 +71,7 @@ func load(fsys fs.FS) ([]Migration, error) {
 			return nil, fmt.Errorf("%w: %q does not match NNNN_name.sql", ErrBadMigrations, e.Name())
 		}
 		v, _ := strconv.Atoi(m[1])
-		body, err := fs.ReadFile(fsys, e.Name())
-		if err != nil {
-			return nil, fmt.Errorf("store: read migration %s: %w", e.Name(), err)
-		}
-		ms = append(ms, Migration{Version: v, Name: e.Name(), SQL: string(body)})
+		ms = append(ms, Migration{Version: v, Name: e.Name()})
 	}
 	slices.SortFunc(ms, func(a, b Migration) int { return a.Version - b.Version })
 	for i, m := range ms {
@@ -186,6 +198,27 @@ func checkApplied(applied []int, known int) error {
 		}
 	}
 	return nil
+}
+
+// Pending returns how many of the migrations in fsys the database has not
+// applied, reading only their versions: the check of a process that must
+// not touch a database whose schema is not current. Its errors are Read's.
+func Pending(ctx context.Context, db *sql.DB, fsys fs.FS) (int, error) {
+	ms, err := list(fsys)
+	if err != nil {
+		return 0, err
+	}
+	applied, err := appliedVersions(ctx, db)
+	if isNoSuchTable(err) { // a brand-new file
+		return len(ms), nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	if err := checkApplied(applied, len(ms)); err != nil {
+		return 0, err
+	}
+	return len(ms) - len(applied), nil
 }
 
 // Read reports which of the migrations in fsys the database has applied.

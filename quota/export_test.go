@@ -1,7 +1,7 @@
 package quota
 
 // Library is the function library as FUNCTION LOAD is sent it, and its name.
-func Library() (name, code string) { return lib.name, lib.code }
+func Library() (name, code string) { return lib().name, lib().code }
 
 // LibraryName is the name a library's text earns (nameOf), with
 // LibraryPlaceholder where the name goes.

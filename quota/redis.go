@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -60,30 +61,38 @@ var (
 	//go:embed time.lua
 	timeLua string
 
-	lib = newLibrary(windowLua,
-		libFunc{name: "reserve", body: reserveLua},
-		libFunc{name: "release", body: releaseLua},
-		libFunc{name: "status", body: statusLua},
-		libFunc{name: "mark", body: markLua},
-		libFunc{name: "sync", body: syncLua},
-		libFunc{name: "lease", body: leaseLua},
-		// Redis' clock alone: it may run on a replica and on a full server.
-		libFunc{name: "time", body: timeLua, flags: "no-writes"},
-	)
-	reserveFn = lib.fn("reserve")
-	releaseFn = lib.fn("release")
-	statusFn  = lib.fn("status")
-	markFn    = lib.fn("mark")
-	syncFn    = lib.fn("sync")
-	leaseFn   = lib.fn("lease")
-	timeFn    = lib.fn("time")
+	// lib is built when first called: hashing it is work that every process
+	// did at start, and most (a search, a chart) never call Redis.
+	lib = sync.OnceValue(func() *library {
+		return newLibrary(windowLua,
+			libFunc{name: reserveFn, body: reserveLua},
+			libFunc{name: releaseFn, body: releaseLua},
+			libFunc{name: statusFn, body: statusLua},
+			libFunc{name: markFn, body: markLua},
+			libFunc{name: syncFn, body: syncLua},
+			libFunc{name: leaseFn, body: leaseLua},
+			// Redis' clock alone: it may run on a replica and on a full server.
+			libFunc{name: timeFn, body: timeLua, flags: "no-writes"},
+		)
+	})
+)
+
+// The library's functions, as fcall is given them.
+const (
+	reserveFn = "reserve"
+	releaseFn = "release"
+	statusFn  = "status"
+	markFn    = "mark"
+	syncFn    = "sync"
+	leaseFn   = "lease"
+	timeFn    = "time"
 )
 
 // library is the Redis Function library: its versioned name and its code.
 type library struct {
-	name string // "ytrend_<SHA-256 of the code>"
-	code string // exactly what FUNCTION LOAD is sent
-	fns  map[string]bool
+	name string            // "ytrend_<SHA-256 of the code>"
+	code string            // exactly what FUNCTION LOAD is sent
+	fns  map[string]string // function -> the name it is called by
 }
 
 // libFunc is one script of the library: a file whose KEYS and ARGV become
@@ -99,7 +108,7 @@ const libraryName = "ytrend_LIBRARY"
 func newLibrary(shared string, fns ...libFunc) *library {
 	var b strings.Builder
 	fmt.Fprintf(&b, "#!lua name=%s\n%s\n", libraryName, shared)
-	l := &library{fns: map[string]bool{}}
+	l := &library{fns: map[string]string{}}
 	for _, f := range fns {
 		flags := ""
 		if f.flags != "" {
@@ -107,10 +116,12 @@ func newLibrary(shared string, fns ...libFunc) *library {
 		}
 		fmt.Fprintf(&b, "redis.register_function{function_name = '%s_%s'%s, callback = function(KEYS, ARGV)\n%s\nend}\n",
 			libraryName, f.name, flags, f.body)
-		l.fns[f.name] = true
 	}
 	l.name = nameOf(b.String())
 	l.code = strings.ReplaceAll(b.String(), libraryName, l.name)
+	for _, f := range fns {
+		l.fns[f.name] = l.name + "_" + f.name
+	}
 	return l
 }
 
@@ -125,10 +136,11 @@ func nameOf(text string) string {
 
 // fn is the name a function of the library is called by.
 func (l *library) fn(name string) string {
-	if !l.fns[name] {
+	fn, ok := l.fns[name]
+	if !ok {
 		panic("quota: no function " + name + " in the library")
 	}
-	return l.name + "_" + name
+	return fn
 }
 
 // rediser is what the backend needs of a go-redis client: *redis.Client
@@ -139,17 +151,19 @@ type rediser interface {
 	FunctionLoadReplace(ctx context.Context, code string) *redis.StringCmd
 }
 
-// fcall runs function fn on c. When c's server lacks the library it loads
-// it and runs fn again: once, since a server that still lacks it is an
-// answer. A Cluster gets it on every master, and a Ring on every shard, so
-// that each credential's node has it; replicas get it from their master.
-func fcall(ctx context.Context, c rediser, fn string, keys []string, args []any) (any, error) {
+// fcall runs the library's function name (reserveFn, ...) on c. When c's
+// server lacks the library it loads it and runs the function again: once,
+// since a server that still lacks it is an answer. A Cluster gets it on
+// every master, and a Ring on every shard, so that each credential's node
+// has it; replicas get it from their master.
+func fcall(ctx context.Context, c rediser, name string, keys []string, args []any) (any, error) {
+	fn := lib().fn(name)
 	v, err := c.FCall(ctx, fn, keys, args...).Result()
 	if err == nil || !strings.HasPrefix(err.Error(), "ERR Function not found") {
 		return v, err
 	}
 	if err := loadLibrary(ctx, c); err != nil {
-		return nil, fmt.Errorf("FUNCTION LOAD %s: %w", lib.name, err)
+		return nil, fmt.Errorf("FUNCTION LOAD %s: %w", lib().name, err)
 	}
 	return c.FCall(ctx, fn, keys, args...).Result()
 }
@@ -158,7 +172,7 @@ func fcall(ctx context.Context, c rediser, fn string, keys []string, args []any)
 // name) the library on every node of c that can run its functions.
 func loadLibrary(ctx context.Context, c rediser) error {
 	load := func(ctx context.Context, node *redis.Client) error {
-		return node.FunctionLoadReplace(ctx, lib.code).Err()
+		return node.FunctionLoadReplace(ctx, lib().code).Err()
 	}
 	switch c := c.(type) {
 	case *redis.ClusterClient:
@@ -166,7 +180,7 @@ func loadLibrary(ctx context.Context, c rediser) error {
 	case *redis.Ring:
 		return c.ForEachShard(ctx, load)
 	}
-	return c.FunctionLoadReplace(ctx, lib.code).Err()
+	return c.FunctionLoadReplace(ctx, lib().code).Err()
 }
 
 // Redis keeps the log in Redis, shared by every process and host that spends

@@ -1,13 +1,15 @@
 package quota
 
 import (
+	"sync"
 	"time"
 	_ "time/tzdata" // NextReset must work in a scratch container without /usr/share/zoneinfo
 )
 
 // pacific is Google's quota clock: the daily quota resets at midnight
-// America/Los_Angeles.
-var pacific = mustLoad("America/Los_Angeles")
+// America/Los_Angeles. It is loaded when first asked for: a process that
+// never spends (a search) need not read the zone.
+var pacific = sync.OnceValue(func() *time.Location { return mustLoad("America/Los_Angeles") })
 
 func mustLoad(name string) *time.Location {
 	loc, err := time.LoadLocation(name)
@@ -21,8 +23,9 @@ func mustLoad(name string) *time.Location {
 // when Google's daily quota starts afresh. It follows DST, so the day it
 // returns may be 23 or 25 hours after the previous reset.
 func NextReset(t time.Time) time.Time {
-	y, m, d := t.In(pacific).Date()
+	la := pacific()
+	y, m, d := t.In(la).Date()
 	// Midnight always exists in Los Angeles (the switches happen at 02:00),
 	// so time.Date never has to pick between two instants here.
-	return time.Date(y, m, d+1, 0, 0, 0, 0, pacific)
+	return time.Date(y, m, d+1, 0, 0, 0, 0, la)
 }

@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -13,7 +14,9 @@ import (
 //go:embed window.lua
 var windowLua string
 
-var windowScript = redis.NewScript(windowLua)
+// windowScript is built when first run (NewScript hashes the script): most
+// processes never limit a client.
+var windowScript = sync.OnceValue(func() *redis.Script { return redis.NewScript(windowLua) })
 
 // scripter is what Redis needs of a client: *redis.Client, ClusterClient
 // and the failover clients all have it.
@@ -62,7 +65,7 @@ func (r *Redis) Allow(ctx context.Context, client string) (Decision, error) {
 	if r.now != nil {
 		now = strconv.FormatInt(r.now().UnixMilli(), 10)
 	}
-	v, err := windowScript.Run(ctx, r.rdb, []string{r.Key(client)},
+	v, err := windowScript().Run(ctx, r.rdb, []string{r.Key(client)},
 		r.limit.Requests, r.limit.Window.Milliseconds(), now).Int64Slice()
 	if err != nil {
 		return Decision{}, fmt.Errorf("%w: %w", ErrBackend, err)

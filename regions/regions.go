@@ -136,7 +136,7 @@ const maxSuggestions = 3
 func suggest(in string) []Code {
 	t := table()
 	key := normalize(in)
-	if c, ok := t.byAlias[key]; ok {
+	if c, ok := t.aliases().byAlias[key]; ok {
 		return []Code{c}
 	}
 	if key == "" {
@@ -201,7 +201,7 @@ func (t *regionTable) namesNear(key string) []Code {
 	}
 	best := limit + 1
 	var out []Code
-	for _, a := range t.aliases {
+	for _, a := range t.aliases().list {
 		d := editDistance(key, a.key)
 		switch {
 		case d < best:
@@ -230,27 +230,55 @@ type alias struct {
 }
 
 type regionTable struct {
-	codes   []Code // sorted
-	byCode  map[Code]region
+	codes  []Code // sorted
+	byCode map[Code]region
+	// aliases is built when a suggestion first needs it: normalizing every
+	// name was most of the table's cost, paid by every process that checks
+	// a code.
+	aliases func() *aliasIndex
+}
+
+type aliasIndex struct {
 	byAlias map[string]Code // normalized alias, name or alpha-3 -> code
-	aliases []alias         // the same, in file order, for fuzzy matching
+	list    []alias         // the same, in file order, for fuzzy matching
 }
 
 //go:embed regions.tsv
 var regionsTSV string
 
 var table = sync.OnceValue(func() *regionTable {
-	t, err := parseTable(regionsTSV)
+	t, err := parseCodes(regionsTSV)
 	if err != nil {
 		panic("regions: embedded regions.tsv: " + err.Error())
 	}
+	t.aliases = sync.OnceValue(func() *aliasIndex {
+		a, err := t.indexAliases()
+		if err != nil {
+			panic("regions: embedded regions.tsv: " + err.Error())
+		}
+		return a
+	})
 	return t
 })
 
 // parseTable reads the regions.tsv format: '#' comments, a header line, then
 // code, alpha3, name and comma-separated aliases separated by single TABs.
 func parseTable(src string) (*regionTable, error) {
-	t := &regionTable{byCode: map[Code]region{}, byAlias: map[string]Code{}}
+	t, err := parseCodes(src)
+	if err != nil {
+		return nil, err
+	}
+	a, err := t.indexAliases()
+	if err != nil {
+		return nil, err
+	}
+	t.aliases = func() *aliasIndex { return a }
+	return t, nil
+}
+
+// parseCodes is parseTable without the alias index.
+func parseCodes(src string) (*regionTable, error) {
+	t := &regionTable{byCode: map[Code]region{}}
 	sc := bufio.NewScanner(strings.NewReader(src))
 	line, header := 0, false
 	for sc.Scan() {
@@ -296,26 +324,32 @@ func parseTable(src string) (*regionTable, error) {
 		return nil, errors.New("no header line")
 	}
 	slices.Sort(t.codes)
-	// Aliases are added after every code is known so that an alias can never
-	// shadow a real code (an alias equal to a code would be unreachable).
+	return t, nil
+}
+
+// indexAliases indexes every region's aliases, name and alpha-3 code once
+// every code is known, so that an alias can never shadow a real code (an
+// alias equal to a code would be unreachable).
+func (t *regionTable) indexAliases() (*aliasIndex, error) {
+	a := &aliasIndex{byAlias: map[string]Code{}}
 	for _, c := range t.codes {
 		r := t.byCode[c]
-		for _, a := range append([]string{r.alpha3, r.name}, r.aliases...) {
-			key := normalize(a)
+		for _, name := range append([]string{r.alpha3, r.name}, r.aliases...) {
+			key := normalize(name)
 			if key == "" {
 				return nil, fmt.Errorf("%s: empty alias", c)
 			}
 			if _, isCode := t.byCode[Code(strings.ToUpper(key))]; isCode {
-				return nil, fmt.Errorf("%s: alias %q is itself a region code", c, a)
+				return nil, fmt.Errorf("%s: alias %q is itself a region code", c, name)
 			}
-			if prev, dup := t.byAlias[key]; dup && prev != c {
-				return nil, fmt.Errorf("%s: alias %q already names %s", c, a, prev)
+			if prev, dup := a.byAlias[key]; dup && prev != c {
+				return nil, fmt.Errorf("%s: alias %q already names %s", c, name, prev)
 			}
-			t.byAlias[key] = c
-			t.aliases = append(t.aliases, alias{key: key, code: c})
+			a.byAlias[key] = c
+			a.list = append(a.list, alias{key: key, code: c})
 		}
 	}
-	return t, nil
+	return a, nil
 }
 
 // normalize folds s for alias matching: lower case, Latin accents removed,

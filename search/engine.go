@@ -15,22 +15,29 @@ import (
 // provides it: the category cache is its table.
 type CategoryNames func(ctx context.Context, tx *sql.Tx) (func(id string, in ...regions.Code) string, error)
 
-// Engine searches one archive through its pool of read connections. It
-// prepares each statement shape once and keeps it until Close.
+// Engine searches one archive through its pool of read connections.
+//
+// A search prepares a statement when it first runs it, on its transaction's
+// connection: it runs only a few of the statements its shape may need
+// (which ones depends on what the probes find), and preparing one costs
+// about as much as running it. The engine then keeps the statements a search
+// used, prepared on the pool, until Close, and later searches reuse them
+// (unless ShortLived).
 type Engine struct {
 	reader *sql.DB
 	names  CategoryNames
 	o      options
 
 	mu    sync.Mutex
-	stmts map[string]*sql.Stmt // nil once closed
+	stmts map[string]*sql.Stmt // by query, prepared on the pool; nil once closed
 }
 
 // Option changes how an Engine searches.
 type Option func(*options)
 
 type options struct {
-	probe *WalkProbe
+	probe      *WalkProbe
+	shortLived bool
 }
 
 // WalkProbe watches and steers the block walk (search_walk.go). It is for
@@ -51,6 +58,12 @@ type WalkProbe struct {
 
 // WithWalkProbe makes every walk report to p and follow its Group.
 func WithWalkProbe(p *WalkProbe) Option { return func(o *options) { o.probe = p } }
+
+// ShortLived is for a process that searches once and exits (ytrend search):
+// a search's statements are prepared in its transaction only, and not kept
+// on the pool for searches that will not come (keeping one prepares it a
+// second time).
+func ShortLived() Option { return func(o *options) { o.shortLived = true } }
 
 // New returns an engine over reader, a pool of read-only connections to an
 // archive migrated to the current schema.
@@ -86,12 +99,7 @@ func (e *Engine) Search(ctx context.Context, q Query) ([]Hit, error) {
 	if pq.expr == "" {
 		return []Hit{}, nil
 	}
-	// Statements first: preparing takes a pooled connection, which must not
-	// happen while the transaction holds one.
-	st, err := e.statements(ctx, q, pq)
-	if err != nil {
-		return nil, fmt.Errorf("store: search: %w", err)
-	}
+	st := e.statements(q, pq)
 	// One read transaction: every step sees the same snapshot.
 	tx, err := e.reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
@@ -104,28 +112,78 @@ func (e *Engine) Search(ctx context.Context, q Query) ([]Hit, error) {
 		}
 		p.InTx(q)
 	}
-	s := searcher{ctx: ctx, tx: tx, st: st, q: q, pq: pq, e: e}
-	return s.run()
+	s := e.searcher(ctx, tx, st, q, pq)
+	hits, err := s.run()
+	// The transaction's end closes the statements prepared in it, and gives
+	// its connection back before keep takes one (the pool may have no other).
+	tx.Rollback()
+	if err == nil {
+		e.keep(ctx, s.used)
+	}
+	return hits, err
 }
 
-// prepared returns the statement for query, prepared once. Call it before
-// beginning the read transaction that uses it: preparing takes a connection
-// from the pool.
-func (e *Engine) prepared(ctx context.Context, query string) (*sql.Stmt, error) {
+func (e *Engine) searcher(ctx context.Context, tx *sql.Tx, st *searchStatements, q Query, pq parsedQuery) searcher {
+	return searcher{ctx: ctx, tx: tx, st: st, q: q, pq: pq, e: e, used: map[string]*sql.Stmt{}}
+}
+
+// prepared returns query, for searcher.stmt to prepare when the search
+// first runs it; it fails once the engine is closed.
+func (e *Engine) prepared(_ context.Context, query string) (string, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.stmts == nil {
+		return "", errClosed
+	}
+	return query, nil
+}
+
+// stmtIn returns query's statement in tx: the engine's, if a search before
+// kept it, else prepared in tx. Preparing on the pool instead would take a
+// second connection while tx holds one, and wait for it when tx holds the
+// pool's last.
+func (e *Engine) stmtIn(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt, error) {
+	e.mu.Lock()
+	if e.stmts == nil {
+		e.mu.Unlock()
 		return nil, errClosed
 	}
-	if st, ok := e.stmts[query]; ok {
-		return st, nil
+	kept, ok := e.stmts[query]
+	e.mu.Unlock()
+	if ok {
+		return tx.StmtContext(ctx, kept), nil
 	}
-	st, err := e.reader.PrepareContext(ctx, query)
-	if err != nil {
-		return nil, err
+	return tx.PrepareContext(ctx, query)
+}
+
+// keep prepares on the pool the statements a search used that the engine
+// does not hold yet, for the searches after it. Call it outside any
+// transaction of the pool. A statement that fails to prepare is left to the
+// next search to prepare in its own transaction.
+func (e *Engine) keep(ctx context.Context, used map[string]*sql.Stmt) {
+	if e.o.shortLived {
+		return
 	}
-	e.stmts[query] = st
-	return st, nil
+	for query := range used {
+		e.mu.Lock()
+		_, ok := e.stmts[query]
+		closed := e.stmts == nil
+		e.mu.Unlock()
+		if ok || closed {
+			continue
+		}
+		st, err := e.reader.PrepareContext(ctx, query)
+		if err != nil {
+			continue
+		}
+		e.mu.Lock()
+		if _, ok := e.stmts[query]; ok || e.stmts == nil { // another search kept it first, or Close
+			st.Close()
+		} else {
+			e.stmts[query] = st
+		}
+		e.mu.Unlock()
+	}
 }
 
 var errClosed = errors.New("store: database is closed")

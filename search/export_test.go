@@ -30,10 +30,6 @@ func TextScores(ctx context.Context, reader *sql.DB, text string) (map[string]fl
 	e := New(reader, nil)
 	defer e.Close()
 	pq := parseQuery(text, false)
-	st2, err := e.statements(ctx, Query{}, pq)
-	if err != nil {
-		return nil, err
-	}
 	tx, err := reader.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, err
@@ -43,7 +39,7 @@ func TextScores(ctx context.Context, reader *sql.DB, text string) (map[string]fl
 	if err := tx.QueryRowContext(ctx, `SELECT (SELECT max(id) FROM videos), videos, tokens FROM archive_totals`).Scan(&st.maxID, &st.videos, &st.tokens); err != nil {
 		return nil, err
 	}
-	s := searcher{e: e, ctx: ctx, tx: tx, st: st2, pq: pq}
+	s := e.searcher(ctx, tx, e.statements(Query{}, pq), Query{}, pq)
 	phrases := make([]rankedPhrase, len(pq.phrases))
 	for i, p := range pq.phrases {
 		df, err := s.docFreq(p.expr, st)

@@ -100,15 +100,70 @@ type candidate struct {
 
 // searcher is one search inside its read transaction.
 type searcher struct {
-	e   *Engine
-	ctx context.Context
-	tx  *sql.Tx
-	st  *searchStatements
-	q   Query
-	pq  parsedQuery
+	e    *Engine
+	ctx  context.Context
+	tx   *sql.Tx
+	st   *searchStatements
+	q    Query
+	pq   parsedQuery
+	used map[string]*sql.Stmt // the statements run so far, in tx, by query
 }
 
-func (s searcher) stmt(st *sql.Stmt) *sql.Stmt { return s.tx.StmtContext(s.ctx, st) }
+// stmt returns the statement of query in the search's transaction,
+// prepared the first time the search runs it (Engine.stmtIn).
+func (s searcher) stmt(query string) txStmt {
+	if st, ok := s.used[query]; ok {
+		return txStmt{st: st}
+	}
+	st, err := s.e.stmtIn(s.ctx, s.tx, query)
+	if err != nil {
+		return txStmt{err: prepareError{err}}
+	}
+	s.used[query] = st
+	return txStmt{st: st}
+}
+
+// txStmt is a statement of a search's transaction, or why it could not be
+// prepared: its methods are *sql.Stmt's, and return that error.
+type txStmt struct {
+	st  *sql.Stmt
+	err error
+}
+
+func (t txStmt) QueryContext(ctx context.Context, args ...any) (*sql.Rows, error) {
+	if t.err != nil {
+		return nil, t.err
+	}
+	return t.st.QueryContext(ctx, args...)
+}
+
+func (t txStmt) QueryRowContext(ctx context.Context, args ...any) row {
+	if t.err != nil {
+		return row{err: t.err}
+	}
+	return row{row: t.st.QueryRowContext(ctx, args...)}
+}
+
+// row is *sql.Row, or the error of the statement that did not prepare.
+type row struct {
+	row *sql.Row
+	err error
+}
+
+func (r row) Scan(dest ...any) error {
+	if r.err != nil {
+		return r.err
+	}
+	return r.row.Scan(dest...)
+}
+
+// prepareError is a statement's failure to prepare: the store's, never a
+// raw query's syntax (that comes when the statement runs with the MATCH
+// expression bound).
+type prepareError struct{ err error }
+
+func (e prepareError) Error() string { return e.err.Error() }
+func (e prepareError) Unwrap() error { return e.err }
 
 func normalizeQuery(q Query) (Query, error) {
 	switch {
@@ -328,7 +383,8 @@ func (s searcher) candidates(f candidateFilter, rankID, lo, hi int64, c cuts) ([
 // is the user's (ErrBadQuery); anything else is the store's.
 func queryError(pq parsedQuery, err error) error {
 	var se *sqlite.Error
-	if pq.raw && errors.As(err, &se) && se.Code()&0xff == 1 { // SQLITE_ERROR
+	var pe prepareError
+	if pq.raw && !errors.As(err, &pe) && errors.As(err, &se) && se.Code()&0xff == 1 { // SQLITE_ERROR
 		return fmt.Errorf("%w: %s", ErrBadQuery, strings.TrimPrefix(se.Error(), "SQL logic error: "))
 	}
 	return fmt.Errorf("store: search: %w", err)

@@ -1,23 +1,20 @@
 package search
 
-import (
-	"context"
-	"database/sql"
-	"strings"
-)
+import "strings"
 
-// The statements of a search, prepared once per shape (raw text or not,
-// region and channel filters, sort order) and cached.
+// The statements of a search, by shape (raw text or not, region and
+// channel filters, sort order). A search prepares those it runs when it
+// first runs them (searcher.stmt), and the engine keeps them (Engine.keep).
 
-// searchStatements are one search's prepared statements.
+// searchStatements are the queries of one search's statements.
 type searchStatements struct {
-	state, channels, docFreq, blocks, videos, regions *sql.Stmt
+	state, channels, docFreq, blocks, videos, regions string
 	// candidates ranks the matches within a range of ids; byChannel is the
 	// same for a channel filter matching too many channels to be facets.
-	candidates, byChannel *sql.Stmt
+	candidates, byChannel string
 	// candidatesIn and byChannelIn rank a list of matches the probe read
 	// (sqlCandidatesIn); probeIDs is that probe.
-	candidatesIn, byChannelIn, probeIDs *sql.Stmt
+	candidatesIn, byChannelIn, probeIDs string
 }
 
 const (
@@ -137,40 +134,25 @@ func sqlCandidatesIn(regions, channels, categories bool, order SortOrder) string
 	return strings.ReplaceAll(q, "-f.rowid", "f.value")
 }
 
-func (e *Engine) statements(ctx context.Context, q Query, pq parsedQuery) (*searchStatements, error) {
-	var st searchStatements
-	var err error
-	get := func(query string) *sql.Stmt {
-		if err != nil {
-			return nil
-		}
-		var s *sql.Stmt
-		s, err = e.prepared(ctx, query)
-		return s
-	}
-	st.state = get(sqlArchiveState)
-	st.channels = get(sqlChannelMatch)
-	st.docFreq = get(sqlDocFreq)
+// statements returns the queries of q's shape. Nothing is prepared here:
+// which of them a search runs depends on what its probes find.
+func (e *Engine) statements(q Query, pq parsedQuery) *searchStatements {
+	st := searchStatements{state: sqlArchiveState, channels: sqlChannelMatch, docFreq: sqlDocFreq,
+		blocks: sqlBlocksBySeen, videos: sqlHitVideos, regions: sqlHitRegions}
 	if q.Sort == SortViews {
-		st.blocks = get(sqlBlocksByViews)
-	} else {
-		st.blocks = get(sqlBlocksBySeen)
+		st.blocks = sqlBlocksByViews
 	}
-	// The channel variant is needed only for broad channel filters; prepare
-	// both, the lookup is cheap.
-	cats := len(q.Categories) > 0
-	st.candidates = get(sqlCandidates(pq.raw, len(q.Regions) > 0, false, cats, q.Sort))
+	regions, cats := len(q.Regions) > 0, len(q.Categories) > 0
+	st.candidates = sqlCandidates(pq.raw, regions, false, cats, q.Sort)
 	if q.Channel != "" {
-		st.byChannel = get(sqlCandidates(pq.raw, len(q.Regions) > 0, true, cats, q.Sort))
+		st.byChannel = sqlCandidates(pq.raw, regions, true, cats, q.Sort)
 	}
 	if !pq.raw && !q.Exhaustive {
-		st.probeIDs = get(sqlProbeIDs)
-		st.candidatesIn = get(sqlCandidatesIn(len(q.Regions) > 0, false, cats, q.Sort))
+		st.probeIDs = sqlProbeIDs
+		st.candidatesIn = sqlCandidatesIn(regions, false, cats, q.Sort)
 		if q.Channel != "" {
-			st.byChannelIn = get(sqlCandidatesIn(len(q.Regions) > 0, true, cats, q.Sort))
+			st.byChannelIn = sqlCandidatesIn(regions, true, cats, q.Sort)
 		}
 	}
-	st.videos = get(sqlHitVideos)
-	st.regions = get(sqlHitRegions)
-	return &st, err
+	return &st
 }

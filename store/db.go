@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -29,15 +30,17 @@ type DB struct {
 	path   string
 	writer *sql.DB
 	reader *sql.DB
-	finder *sql.DB // the search engine's pool, apart from reader's
+	finder *sql.DB // the search engine's pool, apart from reader's (reader itself if ShortLived)
 	probe  *sql.DB // one connection, for Version only
+
+	shortLived bool // see ShortLived
 
 	commits atomic.Int64 // see Commits
 
 	mu        sync.Mutex
 	stmts     map[string]*sql.Stmt // writer statements, prepared once
 	readStmts map[string]*sql.Stmt // reader statements of the pages, prepared once (readStmt)
-	search    *search.Engine       // over reader
+	search    *search.Engine       // over finder
 
 	pageTxHook func() // runs inside each page transaction before its commit (tests' option)
 
@@ -58,6 +61,7 @@ type options struct {
 	migrations  fs.FS
 	noMigrate   bool
 	readOnly    bool
+	shortLived  bool
 	search      []search.Option
 	pageTxHook  func()
 }
@@ -74,7 +78,8 @@ func WithSearch(opts ...search.Option) Option {
 // WithSearchers sets the size of the search engine's own pool of read
 // connections (default 4). Searches get a pool apart from every other read,
 // so that slow searches never keep a chart, a video page or the runs
-// waiting for a connection.
+// waiting for a connection (unless ShortLived: there searches use the
+// readers).
 func WithSearchers(n int) Option { return func(o *options) { o.searchers = n } }
 
 // WithReaders sets the size of the reader pool (default: GOMAXPROCS, at least 2).
@@ -93,6 +98,16 @@ func WithoutMigrate() Option { return func(o *options) { o.noMigrate = true } }
 // so the process never takes the write lock a fetch needs. An archive that
 // does not exist or has pending migrations is an error.
 func ReadOnly() Option { return func(o *options) { o.readOnly = true } }
+
+// ShortLived opens the archive for a process that runs one command and
+// exits (ytrend search, chart, history, export). Searches share the reader
+// pool instead of a pool of their own, and statements are prepared when a
+// read first runs them instead of up front, so that the process opens one
+// connection and prepares only what it runs: each connection parses the
+// whole schema, and preparing a statement costs about as much as running
+// it. A server or daemon keeps the default, where searches never wait for a
+// connection behind pages and statements prepared once serve every request.
+func ShortLived() Option { return func(o *options) { o.shortLived = true } }
 
 // Open opens (creating if needed) the archive at path, switches it to WAL,
 // and applies any pending migrations.
@@ -119,7 +134,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	writer.SetConnMaxIdleTime(0)
 
 	db := &DB{path: path, writer: writer, stmts: map[string]*sql.Stmt{},
-		migrations: o.migrations, self: newInstance(), pageTxHook: o.pageTxHook}
+		migrations: o.migrations, self: newInstance(), pageTxHook: o.pageTxHook, shortLived: o.shortLived}
 	if err := db.ensureWAL(ctx); err != nil {
 		writer.Close()
 		return nil, fmt.Errorf("store: enable WAL on %s: %w", path, err)
@@ -141,11 +156,10 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 		db.Close()
 		return nil, err
 	}
-	if db.finder, err = openPool(path, o, o.searchers); err != nil {
+	if err := db.openSearch(path, o); err != nil {
 		db.Close()
 		return nil, err
 	}
-	db.search = search.New(db.finder, searchCategoryNames, o.search...)
 
 	if !o.noMigrate {
 		if _, err := migrations.Apply(ctx, db.writer, o.migrations); err != nil {
@@ -175,19 +189,19 @@ func openReadOnly(ctx context.Context, path string, o options) (*DB, error) {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
 	writer.SetMaxOpenConns(1)
-	db := &DB{path: path, writer: writer, reader: reader, stmts: map[string]*sql.Stmt{}, migrations: o.migrations, self: newInstance()}
+	db := &DB{path: path, writer: writer, reader: reader, stmts: map[string]*sql.Stmt{}, migrations: o.migrations,
+		self: newInstance(), shortLived: o.shortLived}
 	if db.probe, err = openPool(path, o, 1); err != nil {
 		db.Close()
 		return nil, err
 	}
-	if db.finder, err = openPool(path, o, o.searchers); err != nil {
+	if err := db.openSearch(path, o); err != nil {
 		db.Close()
 		return nil, err
 	}
-	db.search = search.New(db.finder, searchCategoryNames, o.search...)
-	st, err := db.MigrationStatus(ctx)
-	if err == nil && len(st.Pending) > 0 {
-		err = fmt.Errorf("%d pending migrations (run ytrend migrate, or any fetch)", len(st.Pending))
+	n, err := migrations.Pending(ctx, db.reader, db.migrations)
+	if err == nil && n > 0 {
+		err = fmt.Errorf("%d pending migrations (run ytrend migrate, or any fetch)", n)
 	}
 	if err != nil {
 		db.Close()
@@ -207,6 +221,24 @@ func openPool(path string, o options, n int) (*sql.DB, error) {
 	pool.SetMaxOpenConns(max(1, n))
 	pool.SetMaxIdleConns(max(1, n))
 	return pool, nil
+}
+
+// openSearch gives the search engine its pool: one of its own, so that slow
+// searches never keep a page waiting for a connection, or, in a short-lived
+// process, the reader pool.
+func (db *DB) openSearch(path string, o options) error {
+	opts := o.search
+	if o.shortLived {
+		db.finder = db.reader
+		opts = append(slices.Clip(opts), search.ShortLived())
+	} else {
+		var err error
+		if db.finder, err = openPool(path, o, o.searchers); err != nil {
+			return err
+		}
+	}
+	db.search = search.New(db.finder, searchCategoryNames, opts...)
+	return nil
 }
 
 // ensureWAL switches a new file to WAL. WAL is a property of the file, so it
@@ -331,8 +363,13 @@ func (db *DB) prepared(ctx context.Context, key string, build func() string) (*s
 var readQueries = []string{sqlChartRuns, sqlChartRows, sqlVideo, sqlVideoRegions, sqlHistoryVideo, sqlHistoryPoints, sqlCategoryNames}
 
 // prepareReads prepares readQueries. One that does not prepare (an archive
-// opened without its migrations) is left to readStmt to prepare per use.
+// opened without its migrations) is left to readStmt to prepare per use, as
+// all of them are in a short-lived process (ShortLived): it shows a page or
+// two, if any.
 func (db *DB) prepareReads(ctx context.Context) {
+	if db.shortLived {
+		return
+	}
 	stmts := map[string]*sql.Stmt{}
 	for _, q := range readQueries {
 		if st, err := db.reader.PrepareContext(ctx, q); err == nil {
@@ -402,7 +439,7 @@ func (db *DB) Close() error {
 	if db.probe != nil {
 		errs = append(errs, db.probe.Close())
 	}
-	if db.finder != nil {
+	if db.finder != nil && db.finder != db.reader {
 		errs = append(errs, db.finder.Close())
 	}
 	if db.writer != nil {

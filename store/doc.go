@@ -9,8 +9,9 @@
 // package (refusing gaps, duplicates and a database newer than the binary)
 // and hands out one writer connection and a pool of readers (searches have
 // a pool of their own, and [DB.Version] one connection, so that neither a
-// slow search nor a server's version check waits behind other reads). The
-// file is in
+// slow search nor a server's version check waits behind other reads;
+// [ShortLived], for a command that reads once and exits, searches through
+// the readers and prepares statements as they are first run). The file is in
 // WAL mode; every connection has busy_timeout, synchronous=NORMAL and
 // foreign keys on; write transactions are BEGIN IMMEDIATE, so they never fail
 // half way with SQLITE_BUSY_SNAPSHOT. `ytrend run`, `ytrend fetch` and

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -373,5 +374,79 @@ func TestOpenAndSearchDuringAnotherWrite(t *testing.T) {
 	// timeout.
 	if _, err := reader.StartRun(ctx, "US", store.TriggerCLI, t0); err == nil {
 		t.Error("write succeeded while another connection held the write lock")
+	}
+}
+
+// A read-only open, short-lived or not, refuses an archive whose schema is
+// not exactly this binary's (older, newer, or not an archive yet), and
+// leaves it as it was; an archive at the current version opens.
+func TestOpenReadOnlyRefusesOtherSchemas(t *testing.T) {
+	ctx := context.Background()
+	all := embedded(t)
+	future := migrationSet(t, all, map[string]string{versionName(len(all)+1, "future"): `CREATE TABLE future_things (id INTEGER PRIMARY KEY)`})
+	cases := []struct {
+		name string
+		set  fs.FS // the set the archive is built with; nil: an empty file
+		want string
+	}{
+		{"current", migrations.FS, ""},
+		{"older by one", migrationSet(t, all[:len(all)-1], nil), "1 pending migrations"},
+		{"first version only", migrationSet(t, all[:1], nil), fmt.Sprintf("%d pending migrations", len(all)-1)},
+		{"empty file", nil, fmt.Sprintf("%d pending migrations", len(all))},
+		{"newer", future, "schema version"},
+	}
+	for _, c := range cases {
+		for _, short := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/short-lived=%v", c.name, short), func(t *testing.T) {
+				path := filepath.Join(t.TempDir(), "archive.db")
+				var before string
+				if c.set != nil {
+					db, err := store.Open(ctx, path, store.WithMigrations(c.set))
+					if err != nil {
+						t.Fatal(err)
+					}
+					before = dumpSchema(t, db)
+					db.Close()
+				} else if err := os.WriteFile(path, nil, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				opts := []store.Option{store.ReadOnly()}
+				if short {
+					opts = append(opts, store.ShortLived())
+				}
+				db, err := store.Open(ctx, path, opts...)
+				if c.want == "" {
+					if err != nil {
+						t.Fatalf("read-only open of a current archive: %v", err)
+					}
+					if hits, err := db.Search(ctx, store.Query{Text: "anything"}); err != nil || len(hits) != 0 {
+						t.Errorf("search: %v, %v", hits, err)
+					}
+					db.Close()
+					return
+				}
+				if err == nil {
+					db.Close()
+					t.Fatalf("read-only open succeeded, want an error saying %q", c.want)
+				}
+				if !strings.Contains(err.Error(), c.want) {
+					t.Errorf("read-only open: %v, want it to say %q", err, c.want)
+				}
+				if c.set == nil {
+					if fi, err := os.Stat(path); err != nil || fi.Size() != 0 {
+						t.Errorf("the empty file changed: %v, %v", fi, err)
+					}
+					return
+				}
+				db, err = store.Open(ctx, path, store.WithMigrations(c.set))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer db.Close()
+				if after := dumpSchema(t, db); after != before {
+					t.Errorf("refused open changed the schema:\nbefore %s\nafter  %s", before, after)
+				}
+			})
+		}
 	}
 }

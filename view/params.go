@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -180,12 +181,12 @@ func ParseRegion(s string) (regions.Code, error) {
 	return code, nil
 }
 
-var videoID = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+var videoID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`) })
 
 // ParseVideoID checks a video id's shape (YouTube's are 11 characters of
 // base64url; imported datasets hold the same).
 func ParseVideoID(s string) (string, error) {
-	if !videoID.MatchString(s) {
+	if !videoID().MatchString(s) {
 		return "", bad("video id %q: want letters, digits, - and _ (YouTube ids are 11 characters)", clip(s))
 	}
 	return s, nil

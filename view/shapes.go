@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ytrend/ytrend/quota"
@@ -218,7 +219,9 @@ const (
 
 // httpStatus finds the status code of an HTTP answer in an error's text:
 // ingest's "(HTTP 502)", googleapi's "response code 502" and "Error 502:".
-var httpStatus = regexp.MustCompile(`\bHTTP (\d{3})\b|response code (\d{3})\b|\bError (\d{3}):`)
+var httpStatus = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\bHTTP (\d{3})\b|response code (\d{3})\b|\bError (\d{3}):`)
+})
 
 // RunReason is why r did not end ok, from its status, the limit that
 // refused it and the class of its error (the markers Go's net, crypto/tls,
@@ -275,7 +278,7 @@ func ErrorReason(s string) string {
 	}
 	// An HTTP answer's status before any word in its body: a proxy's error
 	// page says "connection refused" as often as anything.
-	if m := httpStatus.FindStringSubmatch(s); m != nil {
+	if m := httpStatus().FindStringSubmatch(s); m != nil {
 		for _, g := range m[1:] {
 			if code, err := strconv.Atoi(g); err == nil && code >= 100 && code <= 599 {
 				if code == 403 && has("forbidden", "accessNotConfigured", "Forbidden") {

@@ -75,7 +75,9 @@ type openOpts struct {
 	// (no WAL switch, no migration, no write lock): a command that only
 	// reads starts in a few milliseconds whatever the archive's size. An
 	// archive that is missing or has pending migrations is opened the
-	// usual way instead, which creates or migrates it.
+	// usual way instead, which creates or migrates it. Either way the
+	// archive is opened for a short-lived process (store.ShortLived): one
+	// connection, and only the statements the command runs.
 	readOnly bool
 }
 
@@ -97,12 +99,14 @@ func (c *cli) open(cmd *cobra.Command, o openOpts) (*app, error) {
 			return nil, fmt.Errorf("create archive directory: %w", err)
 		}
 	}
+	var opts []store.Option
 	if o.readOnly && !o.limiter {
-		if a.db, err = store.Open(ctx, cfg.Store.Path, store.ReadOnly()); err == nil {
+		opts = append(opts, store.ShortLived())
+		if a.db, err = store.Open(ctx, cfg.Store.Path, append(opts, store.ReadOnly())...); err == nil {
 			return a, nil
 		}
 	}
-	a.db, err = store.Open(ctx, cfg.Store.Path)
+	a.db, err = store.Open(ctx, cfg.Store.Path, opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -60,7 +60,7 @@ category is "" when the archive has no name for the id.`,
 			if limit < 0 {
 				return usageError{fmt.Errorf("--limit %d: must be 0 (all) or more", limit)}
 			}
-			a, err := c.open(cmd, openOpts{})
+			a, err := c.open(cmd, openOpts{readOnly: true})
 			if err != nil {
 				return err
 			}

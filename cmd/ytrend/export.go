@@ -88,7 +88,7 @@ goes to stderr when stderr is a terminal.`,
 			if safe && format != "csv" {
 				return usageError{fmt.Errorf("--safe-for-spreadsheets is for CSV; JSON lines are not opened as a spreadsheet")}
 			}
-			a, err := c.open(cmd, openOpts{})
+			a, err := c.open(cmd, openOpts{readOnly: true})
 			if err != nil {
 				return err
 			}

@@ -35,7 +35,7 @@ when hidden).`,
 			if id == "" {
 				return usageError{fmt.Errorf("%q is not a video id or watch URL", args[0])}
 			}
-			a, err := c.open(cmd, openOpts{})
+			a, err := c.open(cmd, openOpts{readOnly: true})
 			if err != nil {
 				return err
 			}

@@ -99,7 +99,7 @@ func (f *filler) slot(name string) string {
 // word picks from the slot's list: the language's, else the shared one, else
 // English.
 func (f *filler) word(name string) string {
-	for _, m := range []map[string][]string{f.lex.words, shared, lexEnglish.words} {
+	for _, m := range []map[string][]string{f.lex.words, shared, lexicons()["en"].words} {
 		if ws, ok := m[name]; ok && len(ws) > 0 {
 			return pick(f.r, ws)
 		}

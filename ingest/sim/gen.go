@@ -20,7 +20,7 @@ import (
 // genChannels makes cohort k's channels.
 func (w *world) genChannels(k int) []*channel {
 	spec := cohorts[k]
-	lex := lexicons[spec.lang]
+	lex := lexicons()[spec.lang]
 	out := make([]*channel, spec.channels)
 	for i := range out {
 		r := w.rng(0xc4a7, uint64(k), uint64(i))

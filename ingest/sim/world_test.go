@@ -15,7 +15,7 @@ var slotRE = regexp.MustCompile(`\{[a-zA-Z0-9]+\}`)
 func TestTemplatesResolve(t *testing.T) {
 	special := map[string]bool{"n": true, "year": true, "amount": true, "artist": true, "artist2": true, "slug": true,
 		"handle": true, "title": true, "channel": true, "first2": true, "last2": true, "team2": true}
-	for lang, lex := range lexicons {
+	for lang, lex := range lexicons() {
 		var templates []string
 		for _, ts := range lex.titles {
 			templates = append(templates, ts...)

@@ -17,6 +17,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Mask is what a secret prints as.
@@ -176,9 +177,9 @@ func keyParamName(k string) bool {
 // Patterns of secrets in a text whose secrets are not known: a URL's key=
 // parameter, a Google API key, a password in a redis:// URL.
 var (
-	keyParam  = regexp.MustCompile(`(?i)\b(key|api_?key|access_token)=[^&\s"'<>]+`)
-	googleKey = regexp.MustCompile(`AIza[0-9A-Za-z_\-]{35}`)
-	userPass  = regexp.MustCompile(`(rediss?://[^:/@\s]*:)[^@\s]+@`)
+	keyParam  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\b(key|api_?key|access_token)=[^&\s"'<>]+`) })
+	googleKey = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`AIza[0-9A-Za-z_\-]{35}`) })
+	userPass  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(rediss?://[^:/@\s]*:)[^@\s]+@`) })
 )
 
 // Scrub removes what looks like a secret from text, for text that is
@@ -186,7 +187,7 @@ var (
 // recorded with a run). It is the last line of defence, not the first:
 // code that knows a secret uses Value.Redact.
 func Scrub(text string) string {
-	text = keyParam.ReplaceAllString(text, "${1}="+Mask)
-	text = googleKey.ReplaceAllString(text, Mask)
-	return userPass.ReplaceAllString(text, "${1}"+Mask+"@")
+	text = keyParam().ReplaceAllString(text, "${1}="+Mask)
+	text = googleKey().ReplaceAllString(text, Mask)
+	return userPass().ReplaceAllString(text, "${1}"+Mask+"@")
 }
