@@ -127,17 +127,6 @@ func (e *Engine) searcher(ctx context.Context, tx *sql.Tx, st *searchStatements,
 	return searcher{ctx: ctx, tx: tx, st: st, q: q, pq: pq, e: e, used: map[string]*sql.Stmt{}}
 }
 
-// prepared returns query, for searcher.stmt to prepare when the search
-// first runs it; it fails once the engine is closed.
-func (e *Engine) prepared(_ context.Context, query string) (string, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.stmts == nil {
-		return "", errClosed
-	}
-	return query, nil
-}
-
 // stmtIn returns query's statement in tx: the engine's, if a search before
 // kept it, else prepared in tx. Preparing on the pool instead would take a
 // second connection while tx holds one, and wait for it when tx holds the

@@ -194,11 +194,7 @@ func (s searcher) viewsTop(f candidateFilter, rankID int64, byIndex int) (_ []ca
 	if byIndex > 0 {
 		query, args = sqlViewsByIndex, append(args, byIndex)
 	}
-	st, err := s.e.prepared(s.ctx, query)
-	if err != nil {
-		return nil, false, fmt.Errorf("store: search: %w", err)
-	}
-	rows, err := s.stmt(st).QueryContext(s.ctx, args...)
+	rows, err := s.stmt(query).QueryContext(s.ctx, args...)
 	if err != nil {
 		return nil, false, queryError(s.pq, err)
 	}
