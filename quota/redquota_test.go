@@ -573,7 +573,6 @@ func failBack(t *testing.T, m, r *redistest.Server) {
 // saw nothing wrong (21 of 20).
 func TestRedQuotaFailbackWithoutWait(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
 	m := redistest.StartServer(t)
 	r := redistest.StartReplica(t, m)
 	cfg := oneLimit("failback-nowait", 20, time.Hour, smallCosts)
@@ -583,30 +582,11 @@ func TestRedQuotaFailbackWithoutWait(t *testing.T) {
 	for range 19 {
 		mustGrant(t, a, "one")
 	}
-	// The replica has the 19 before it is promoted (the test's own WAIT:
-	// the limiter asks for none).
-	if n, err := m.Client().Do(ctx, "WAIT", 1, 10000).Int(); err != nil || n != 1 {
-		t.Fatalf("WAIT: %d replicas, %v", n, err)
-	}
+	replicated(t, m)
 	promote(t, r, m)
 	mustGrant(t, a, "one") // the 20th, on the old master alone
 	failBack(t, m, r)
-	// The fresh process's grace is long enough that nothing below waits it
-	// out: the test is about what happens inside it.
-	cfgB := cfg
-	cfgB.RebuildGrace = time.Minute
-	b := newLimiter(t, cfgB, quota.NewRedis(m.Client()))
-	if res := reserve(t, b, "one"); res.Granted || res.RefusedBy != quota.Rebuild {
-		t.Fatalf("the first call after the failback: granted=%v refused by %q, want the grace (%q)",
-			res.Granted, res.RefusedBy, quota.Rebuild)
-	}
-	// The lost grant's holder calls within the grace, and replays it.
-	if res := reserve(t, a, "one"); res.Granted {
-		t.Fatal("a grant past the limit during the grace")
-	}
-	if used := status(t, b).Limits[0].Used; used != 20 {
-		t.Errorf("the books hold %d units after the replay, want the 20 granted", used)
-	}
+	failbackCaught(t, cfg, m, a)
 }
 
 // TestRedQuotaFailbackTwoCredentials: the failback of
@@ -619,7 +599,6 @@ func TestRedQuotaFailbackWithoutWait(t *testing.T) {
 // was granted at once (21 of 20).
 func TestRedQuotaFailbackTwoCredentials(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
 	m := redistest.StartServer(t)
 	r := redistest.StartReplica(t, m)
 	cfg := oneLimit("failback-main", 20, time.Hour, smallCosts)
@@ -630,27 +609,13 @@ func TestRedQuotaFailbackTwoCredentials(t *testing.T) {
 	for range 19 {
 		mustGrant(t, a, "one")
 	}
-	if n, err := m.Client().Do(ctx, "WAIT", 1, 10000).Int(); err != nil || n != 1 {
-		t.Fatalf("WAIT: %d replicas, %v", n, err)
-	}
+	replicated(t, m)
 	promote(t, r, m)
 	mustGrant(t, a, "one") // the 20th, on the old master alone
 	failBack(t, m, r)
 	// The other budget calls first; what it is told is its own affair.
 	reserve(t, newLimiter(t, other, quota.NewRedis(m.Client())), "one")
-	cfgB := cfg
-	cfgB.RebuildGrace = time.Minute
-	b := newLimiter(t, cfgB, quota.NewRedis(m.Client()))
-	if res := reserve(t, b, "one"); res.Granted || res.RefusedBy != quota.Rebuild {
-		t.Fatalf("this budget's first call after the failback: granted=%v refused by %q, want the grace (%q)",
-			res.Granted, res.RefusedBy, quota.Rebuild)
-	}
-	if res := reserve(t, a, "one"); res.Granted {
-		t.Fatal("a grant past the limit during the grace")
-	}
-	if used := status(t, b).Limits[0].Used; used != 20 {
-		t.Errorf("the books hold %d units after the replay, want the 20 granted", used)
-	}
+	failbackCaught(t, cfg, m, a)
 }
 
 // TestRedQuotaFailbackAfterOlderEpoch: the failback of
@@ -694,25 +659,11 @@ func TestRedQuotaFailbackAfterOlderEpoch(t *testing.T) {
 		res := mustGrant(t, a, "one")
 		used = res.Limits[0].Used
 	}
-	if n, err := m.Client().Do(ctx, "WAIT", 1, 10000).Int(); err != nil || n != 1 {
-		t.Fatalf("WAIT: %d replicas, %v", n, err)
-	}
+	replicated(t, m)
 	promote(t, r, m)
 	mustGrant(t, a, "one") // the 20th, on the old master alone
 	failBack(t, m, r)
-	cfgB := cfg
-	cfgB.RebuildGrace = time.Minute
-	b := newLimiter(t, cfgB, quota.NewRedis(m.Client()))
-	if res := reserve(t, b, "one"); res.Granted || res.RefusedBy != quota.Rebuild {
-		t.Fatalf("the first call after the failback: granted=%v refused by %q, want the grace (%q)",
-			res.Granted, res.RefusedBy, quota.Rebuild)
-	}
-	if res := reserve(t, a, "one"); res.Granted {
-		t.Fatal("a grant past the limit during the grace")
-	}
-	if used := status(t, b).Limits[0].Used; used != 20 {
-		t.Errorf("the books hold %d units after the replay, want the 20 granted", used)
-	}
+	failbackCaught(t, cfg, m, a)
 }
 
 // TestRedQuotaFailoverAndBack: a failover to a replica that missed the last
@@ -770,5 +721,35 @@ func TestRedQuotaFailoverAndBack(t *testing.T) {
 	}
 	if granted != 20 {
 		t.Errorf("granted %d units in the hour, limit 20", granted)
+	}
+}
+
+// replicated waits until m's one replica has every write so far (the
+// test's own WAIT: the limiters of these tests ask for none).
+func replicated(t *testing.T, m *redistest.Server) {
+	t.Helper()
+	if n, err := m.Client().Do(context.Background(), "WAIT", 1, 10000).Int(); err != nil || n != 1 {
+		t.Fatalf("WAIT: %d replicas, %v", n, err)
+	}
+}
+
+// failbackCaught checks what must follow a failback that lost a's 20th
+// unit of cfg's 20 on m: a fresh process's first call finds the loss and
+// is refused for the grace (long enough here that nothing waits it out),
+// and a, the lost grant's holder, calling within it replays the grant, so
+// the books hold the 20 granted.
+func failbackCaught(t *testing.T, cfg quota.Config, m *redistest.Server, a *quota.Limiter) {
+	t.Helper()
+	cfg.RebuildGrace = time.Minute
+	b := newLimiter(t, cfg, quota.NewRedis(m.Client()))
+	if res := reserve(t, b, "one"); res.Granted || res.RefusedBy != quota.Rebuild {
+		t.Fatalf("the first call after the failback: granted=%v refused by %q, want the grace (%q)",
+			res.Granted, res.RefusedBy, quota.Rebuild)
+	}
+	if res := reserve(t, a, "one"); res.Granted {
+		t.Fatal("a grant past the limit during the grace")
+	}
+	if used := status(t, b).Limits[0].Used; used != 20 {
+		t.Errorf("the books hold %d units after the replay, want the 20 granted", used)
 	}
 }
