@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -75,9 +76,11 @@ type openOpts struct {
 	// (no WAL switch, no migration, no write lock): a command that only
 	// reads starts in a few milliseconds whatever the archive's size. An
 	// archive that is missing or has pending migrations is opened the
-	// usual way instead, which creates or migrates it. Either way the
-	// archive is opened for a short-lived process (store.ShortLived): one
-	// connection, and only the statements the command runs.
+	// usual way instead, which creates or migrates it; one this ytrend
+	// cannot migrate (a newer schema, a gap) is refused untouched. Either
+	// way the archive is opened for a short-lived process
+	// (store.ShortLived): one connection, and only the statements the
+	// command runs.
 	readOnly bool
 }
 
@@ -104,6 +107,12 @@ func (c *cli) open(cmd *cobra.Command, o openOpts) (*app, error) {
 		opts = append(opts, store.ShortLived())
 		if a.db, err = store.Open(ctx, cfg.Store.Path, append(opts, store.ReadOnly())...); err == nil {
 			return a, nil
+		}
+		// An archive no ytrend of this version can migrate is refused as
+		// it is: the usual open would first switch an archive in
+		// rollback-journal mode to WAL.
+		if errors.Is(err, store.ErrSchemaTooNew) || errors.Is(err, store.ErrBadMigrations) {
+			return nil, err
 		}
 	}
 	a.db, err = store.Open(ctx, cfg.Store.Path, opts...)
