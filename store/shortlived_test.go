@@ -29,6 +29,7 @@ func TestSearchAlikeThroughEveryOpen(t *testing.T) {
 		// two minutes under it. make test runs it without.
 		t.Skip("run without -race (make test does)")
 	}
+	t.Parallel() // each full-size check builds its own archive
 	ctx := context.Background()
 	db, path := openDB(t)
 	randArchive(t, db, 5, 7000)

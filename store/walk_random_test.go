@@ -181,6 +181,7 @@ func TestWalkRandomEqualsExhaustive(t *testing.T) {
 		// without it (make test runs '^TestWalk' after the race run).
 		t.Skip("run without -race (make test does)")
 	}
+	t.Parallel() // each full-size check builds its own archive
 	ctx := context.Background()
 	seeds, nq := 3, 300
 	if s := os.Getenv("YTREND_WALK_SEEDS"); s != "" {
@@ -253,6 +254,7 @@ func TestWalkViewsOrder(t *testing.T) {
 	if raceDetector {
 		t.Skip("run without -race (make test does; see TestWalkRandomEqualsExhaustive)")
 	}
+	t.Parallel() // each full-size check builds its own archive
 	ctx := context.Background()
 	probe := &search.WalkProbe{}
 	var walks int

@@ -33,6 +33,7 @@ func TestWalkEqualsExhaustive(t *testing.T) {
 		// make test runs this without it, after the race run.
 		t.Skip("run without -race (make test does)")
 	}
+	t.Parallel() // each full-size check builds its own archive
 	if _, err := archivetest.Build(ctx, path, g, 8000, nil); err != nil {
 		t.Fatal(err)
 	}
