@@ -389,9 +389,7 @@ func TestRedisReplayBelowTheBound(t *testing.T) {
 		t.Fatalf("used after the replay = %d, want 7 + 5", u)
 	}
 	// Wait by Redis' clock until the replayed entry has left the window.
-	for status(t, l).At.Before(old.Add(time.Hour)) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitUntil(t, "the replayed entry to leave its window", func() bool { return !status(t, l).At.Before(old.Add(time.Hour)) })
 	if r := mustGrant(t, l, "one"); r.Limits[0].Used != 8 {
 		t.Errorf("used after the replayed entry left the window = %d, want 7 + 1", r.Limits[0].Used)
 	}
