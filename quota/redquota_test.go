@@ -582,10 +582,7 @@ func TestRedQuotaFailbackWithoutWait(t *testing.T) {
 	for range 19 {
 		mustGrant(t, a, "one")
 	}
-	replicated(t, m)
-	promote(t, r, m)
-	mustGrant(t, a, "one") // the 20th, on the old master alone
-	failBack(t, m, r)
+	loseTheLastAndFailBack(t, m, r, a)
 	failbackCaught(t, cfg, m, a)
 }
 
@@ -609,10 +606,7 @@ func TestRedQuotaFailbackTwoCredentials(t *testing.T) {
 	for range 19 {
 		mustGrant(t, a, "one")
 	}
-	replicated(t, m)
-	promote(t, r, m)
-	mustGrant(t, a, "one") // the 20th, on the old master alone
-	failBack(t, m, r)
+	loseTheLastAndFailBack(t, m, r, a)
 	// The other budget calls first; what it is told is its own affair.
 	reserve(t, newLimiter(t, other, quota.NewRedis(m.Client())), "one")
 	failbackCaught(t, cfg, m, a)
@@ -659,10 +653,7 @@ func TestRedQuotaFailbackAfterOlderEpoch(t *testing.T) {
 		res := mustGrant(t, a, "one")
 		used = res.Limits[0].Used
 	}
-	replicated(t, m)
-	promote(t, r, m)
-	mustGrant(t, a, "one") // the 20th, on the old master alone
-	failBack(t, m, r)
+	loseTheLastAndFailBack(t, m, r, a)
 	failbackCaught(t, cfg, m, a)
 }
 
@@ -722,6 +713,17 @@ func TestRedQuotaFailoverAndBack(t *testing.T) {
 	if granted != 20 {
 		t.Errorf("granted %d units in the hour, limit 20", granted)
 	}
+}
+
+// loseTheLastAndFailBack waits until r has everything a was granted on m,
+// promotes r, has a granted one more unit on m alone (the grant the
+// failover loses), and fails back: m full-syncs r and is promoted again.
+func loseTheLastAndFailBack(t *testing.T, m, r *redistest.Server, a *quota.Limiter) {
+	t.Helper()
+	replicated(t, m)
+	promote(t, r, m)
+	mustGrant(t, a, "one")
+	failBack(t, m, r)
 }
 
 // replicated waits until m's one replica has every write so far (the
