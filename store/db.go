@@ -109,8 +109,10 @@ func ReadOnly() Option { return func(o *options) { o.readOnly = true } }
 // connection behind pages and statements prepared once serve every request.
 func ShortLived() Option { return func(o *options) { o.shortLived = true } }
 
-// Open opens (creating if needed) the archive at path, switches it to WAL,
-// and applies any pending migrations.
+// Open opens (creating if needed) the archive at path, checks its schema,
+// switches it to WAL, and applies any pending migrations. An archive this
+// build cannot migrate (ErrSchemaTooNew, ErrBadMigrations) is refused before
+// anything in its file changes.
 func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	o := options{busyTimeout: 10 * time.Second, readers: max(2, runtime.GOMAXPROCS(0)), searchers: 4, migrations: migrations.FS}
 	for _, opt := range opts {
@@ -135,9 +137,24 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 
 	db := &DB{path: path, writer: writer, stmts: map[string]*sql.Stmt{},
 		migrations: o.migrations, self: newInstance(), pageTxHook: o.pageTxHook, shortLived: o.shortLived}
-	if err := db.ensureWAL(ctx); err != nil {
+	// The schema first, by reading only: WAL is a property of the file, so
+	// switching an archive kept in rollback-journal mode is a change, and
+	// an archive this build cannot use (a newer schema, a gap in the
+	// applied set) must be refused as it is. WithoutMigrate hands it over
+	// unswitched, for its status; Migrate then refuses it.
+	_, err = migrations.Pending(ctx, writer, o.migrations)
+	usable := !errors.Is(err, ErrSchemaTooNew) && !errors.Is(err, ErrBadMigrations)
+	if !usable && !o.noMigrate {
 		writer.Close()
-		return nil, fmt.Errorf("store: enable WAL on %s: %w", path, err)
+		return nil, err
+	}
+	// Any other error (not a database, say) is ensureWAL's to report, as
+	// before.
+	if usable {
+		if err := db.ensureWAL(ctx); err != nil {
+			writer.Close()
+			return nil, fmt.Errorf("store: enable WAL on %s: %w", path, err)
+		}
 	}
 	if db.held, err = holdShared(path); err != nil {
 		writer.Close()

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -374,6 +375,87 @@ func TestOpenAndSearchDuringAnotherWrite(t *testing.T) {
 	// timeout.
 	if _, err := reader.StartRun(ctx, "US", store.TriggerCLI, t0); err == nil {
 		t.Error("write succeeded while another connection held the write lock")
+	}
+}
+
+// An archive this build cannot use is refused before anything in its file
+// changes: Open, migrating or not, does not first switch an archive kept in
+// rollback-journal mode (a copy made by sqlite3's .backup, say) to WAL, and
+// leaves no -wal, -shm or -journal beside it.
+func TestOpenRefusesAnArchiveAsItIs(t *testing.T) {
+	ctx := context.Background()
+	cases := []struct {
+		name, sql string
+		want      error
+	}{
+		{"newer schema", `INSERT INTO schema_migrations(version, name, applied_at) VALUES (99, '0099_future.sql', 0)`, store.ErrSchemaTooNew},
+		{"gap", `DELETE FROM schema_migrations WHERE version = 2`, store.ErrBadMigrations},
+	}
+	opens := []struct {
+		name string
+		open func(path string) error
+	}{
+		{"Open", func(path string) error {
+			db, err := store.Open(ctx, path)
+			if err == nil {
+				db.Close()
+			}
+			return err
+		}},
+		{"Open without migrating, then Migrate", func(path string) error {
+			db, err := store.Open(ctx, path, store.WithoutMigrate())
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			_, err = db.Migrate(ctx)
+			return err
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "archive.db")
+			db, err := store.Open(ctx, path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			db.Close()
+			raw, err := sql.Open("sqlite", path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw.SetMaxOpenConns(1)
+			if _, err := raw.Exec(c.sql); err != nil {
+				t.Fatal(err)
+			}
+			var mode string
+			if err := raw.QueryRow(`PRAGMA journal_mode=DELETE`).Scan(&mode); err != nil || mode != "delete" {
+				t.Fatalf("journal mode %q, %v; want delete", mode, err)
+			}
+			raw.Close()
+			before, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, o := range opens {
+				if err := o.open(path); !errors.Is(err, c.want) {
+					t.Errorf("%s: %v, want %v", o.name, err, c.want)
+				}
+				after, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(after, before) {
+					t.Fatalf("%s changed the archive it refused (header bytes 18-19 %v, were %v: 1 1 is rollback journal, 2 2 WAL)",
+						o.name, after[18:20], before[18:20])
+				}
+				for _, suffix := range []string{"-wal", "-shm", "-journal"} {
+					if _, err := os.Stat(path + suffix); err == nil {
+						t.Errorf("%s left %s behind", o.name, path+suffix)
+					}
+				}
+			}
+		})
 	}
 }
 

@@ -4,11 +4,22 @@ import (
 	"bytes"
 	"database/sql"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ytrend/ytrend/ingest/sim"
 )
+
+// refusedArchives are archives this ytrend cannot migrate: a newer schema,
+// and an applied set with a gap (want: what the refusal names).
+var refusedArchives = []struct {
+	name, sql, want string
+}{
+	{"newer schema", `INSERT INTO schema_migrations(version, name, applied_at) VALUES (99, '0099_future.sql', 0)`, "newer"},
+	{"gap", `DELETE FROM schema_migrations WHERE version = 2`, "gap"},
+}
 
 // TestReadCommandsLeaveAnArchiveTheyRefuseAlone: search, chart, history
 // and export refuse an archive this ytrend cannot migrate (a newer schema,
@@ -19,52 +30,101 @@ import (
 // first.
 func TestReadCommandsLeaveAnArchiveTheyRefuseAlone(t *testing.T) {
 	t.Parallel()
-	cases := []struct {
-		name, sql, want string
-	}{
-		{"newer schema", `INSERT INTO schema_migrations(version, name, applied_at) VALUES (99, '0099_future.sql', 0)`, "newer"},
-		{"gap", `DELETE FROM schema_migrations WHERE version = 2`, "gap"},
-	}
-	for _, c := range cases {
+	for _, c := range refusedArchives {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			w := newWorld(t, sim.Config{})
-			w.mustRun("migrate")
-			path := w.env["YTREND_DB"]
-			raw, err := sql.Open("sqlite", path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			raw.SetMaxOpenConns(1)
-			if _, err := raw.Exec(c.sql); err != nil {
-				t.Fatal(err)
-			}
-			var mode string
-			if err := raw.QueryRow(`PRAGMA journal_mode=DELETE`).Scan(&mode); err != nil || mode != "delete" {
-				t.Fatalf("journal mode %q, %v; want delete", mode, err)
-			}
-			raw.Close()
-			before := readArchive(t, path)
-			for _, args := range [][]string{{"search", "x"}, {"chart", "US"}, {"history", "dQw4w9WgXcQ"}, {"export", "--out", "x.csv"}} {
-				r := w.run(args...)
-				if r.code != 1 || !strings.Contains(r.stderr, c.want) {
-					t.Errorf("ytrend %v: exit %d, stderr %q; want a refusal naming the %s", args, r.code, r.stderr, c.name)
-				}
-				if after := readArchive(t, path); !bytes.Equal(after, before) {
-					t.Fatalf("ytrend %v changed the archive it refused (%d bytes, was %d; header bytes 18-19 %v, were %v: 1 1 is rollback journal, 2 2 WAL)",
-						args, len(after), len(before), after[18:20], before[18:20])
-				}
-				for _, suffix := range []string{"-wal", "-shm", "-journal"} {
-					if _, err := os.Stat(path + suffix); err == nil {
-						t.Errorf("ytrend %v left %s behind", args, path+suffix)
-					}
-				}
-			}
+			refuseAsItIs(w, c.sql, c.want, [][]string{{"search", "x"}, {"chart", "US"}, {"history", "dQw4w9WgXcQ"}, {"export", "--out", "x.csv"}})
 		})
 	}
 }
 
-func readArchive(t *testing.T, path string) []byte {
+// TestWritingCommandsLeaveAnArchiveTheyRefuseAlone: so do the commands
+// that open the archive to write it (store.Open checks the schema, reading
+// only, before it switches the file to WAL), and serve.
+func TestWritingCommandsLeaveAnArchiveTheyRefuseAlone(t *testing.T) {
+	t.Parallel()
+	const header = "video_id,title,publishedAt,channelId,channelTitle,categoryId,trending_date,tags,view_count,likes,dislikes,comment_count,thumbnail_link,comments_disabled,ratings_disabled,description\n"
+	for _, c := range refusedArchives {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t, sim.Config{})
+			w.write("US_youtube_trending_data.csv", header+
+				`plain000001,A plain title,2020-08-11T19:20:14Z,UC2,Channel,22,2020-08-12T00:00:00Z,[None],10,1,0,1,https://i.ytimg.com/vi/plain000001/default.jpg,False,False,text`+"\n")
+			refuseAsItIs(w, c.sql, c.want, [][]string{
+				{"migrate"}, {"migrate", "--status"}, {"fetch", "US"}, {"run"}, {"import", "US_youtube_trending_data.csv"},
+				{"serve", "--listen", "127.0.0.1:0"}, {"runs"}, {"optimize"}, {"quota", "status"},
+			})
+		})
+	}
+}
+
+// refuseAsItIs makes w's archive one this ytrend cannot use (sql on a
+// migrated archive), kept in rollback-journal mode, and checks that each
+// command refuses it, naming want, and leaves it byte for byte as it was,
+// with no -wal, -shm or -journal beside it.
+func refuseAsItIs(w *world, sqlText, want string, commands [][]string) {
+	t := w.t
+	t.Helper()
+	w.mustRun("migrate")
+	path := w.env["YTREND_DB"]
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw.SetMaxOpenConns(1)
+	if _, err := raw.Exec(sqlText); err != nil {
+		t.Fatal(err)
+	}
+	var mode string
+	if err := raw.QueryRow(`PRAGMA journal_mode=DELETE`).Scan(&mode); err != nil || mode != "delete" {
+		t.Fatalf("journal mode %q, %v; want delete", mode, err)
+	}
+	raw.Close()
+	before := readArchive(t, path)
+	for _, args := range commands {
+		r := w.runWithin(2*time.Minute, args...)
+		if r.code != 1 || !strings.Contains(r.stderr, want) {
+			t.Errorf("ytrend %v: exit %d, stderr %q; want a refusal naming the %s", args, r.code, r.stderr, want)
+		}
+		if after := readArchive(t, path); !bytes.Equal(after, before) {
+			t.Fatalf("ytrend %v changed the archive it refused (%d bytes, was %d; header bytes 18-19 %v, were %v: 1 1 is rollback journal, 2 2 WAL)",
+				args, len(after), len(before), after[18:20], before[18:20])
+		}
+		for _, suffix := range []string{"-wal", "-shm", "-journal"} {
+			if _, err := os.Stat(path + suffix); err == nil {
+				t.Errorf("ytrend %v left %s behind", args, path+suffix)
+			}
+		}
+	}
+}
+
+// runWithin is run for a command that must end by itself (a daemon that
+// should refuse to start): one still running after d is killed and fails
+// the test, instead of holding it until go test's own timeout.
+func (w *world) runWithin(d time.Duration, args ...string) result {
+	w.t.Helper()
+	cmd := w.command(args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		w.t.Fatalf("ytrend %v: %v", args, err)
+	}
+	timer := time.AfterFunc(d, func() { cmd.Process.Kill() })
+	err := cmd.Wait()
+	if !timer.Stop() {
+		w.t.Fatalf("ytrend %v was still running after %v; stderr:\n%s", args, d, errb.String())
+	}
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		w.t.Fatalf("ytrend %v: %v", args, err)
+	}
+	return result{out.String(), errb.String(), code}
+}
+
+func readArchive(t testing.TB, path string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
