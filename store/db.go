@@ -144,7 +144,11 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	// unswitched, for its status; Migrate then refuses it.
 	_, err = migrations.Pending(ctx, writer, o.migrations)
 	usable := !errors.Is(err, ErrSchemaTooNew) && !errors.Is(err, ErrBadMigrations)
-	if !usable && !o.noMigrate {
+	switch {
+	case sqliteerr.ReadOnlyDirectory(err):
+		writer.Close()
+		return nil, readOnlyDirError(path, true, err)
+	case !usable && !o.noMigrate:
 		writer.Close()
 		return nil, err
 	}
@@ -153,6 +157,9 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	if usable {
 		if err := db.ensureWAL(ctx); err != nil {
 			writer.Close()
+			if sqliteerr.ReadOnlyDirectory(err) { // the switch, which writes
+				return nil, readOnlyDirError(path, false, err)
+			}
 			return nil, fmt.Errorf("store: enable WAL on %s: %w", path, err)
 		}
 	}
@@ -218,7 +225,11 @@ func openReadOnly(ctx context.Context, path string, o options) (*DB, error) {
 	}
 	n, err := migrations.Pending(ctx, db.reader, db.migrations)
 	if err == nil && n > 0 {
-		err = fmt.Errorf("%d pending migrations (run ytrend migrate, or any fetch)", n)
+		err = fmt.Errorf("%w: %d pending migrations (run ytrend migrate, or any fetch)", ErrPendingMigrations, n)
+	}
+	if sqliteerr.ReadOnlyDirectory(err) {
+		db.Close()
+		return nil, readOnlyDirError(path, true, err)
 	}
 	if err != nil {
 		db.Close()
@@ -226,6 +237,30 @@ func openReadOnly(ctx context.Context, path string, o options) (*DB, error) {
 	}
 	db.prepareReads(ctx)
 	return db, nil
+}
+
+// readOnlyDirError says what SQLITE_READONLY_DIRECTORY means for the
+// archive at path. SQLite reads an archive in WAL mode only with its -wal
+// and -shm beside it: they exist while some process has the archive open
+// (and then a reader that cannot write them still reads), and otherwise
+// the first process to open it creates them, which a user who cannot
+// create files in the directory cannot do. The one way around,
+// ?immutable=1, promises SQLite that nobody changes the file while it is
+// read; a directory this user cannot write says nothing of what its owner
+// does, and a fetch that checkpoints under such a read can make it return
+// wrong rows or SQLITE_CORRUPT, so the archive is refused with the reason
+// instead. An archive in rollback-journal mode reads without any file
+// beside it; writing it (or switching it to WAL) needs a journal.
+func readOnlyDirError(path string, reading bool, err error) error {
+	dir, name := filepath.Dir(path), filepath.Base(path)
+	if reading {
+		return fmt.Errorf("%w: %s: SQLite opens an archive in WAL mode, even to read it, only with its -wal and -shm beside it "+
+			"(%s-wal, %s-shm); they exist while a process has the archive open, and this user cannot create them in %s "+
+			"(run ytrend as a user who can, such as the archive's owner, or use a copy of the archive): %v",
+			ErrReadOnlyDir, path, name, name, dir, err)
+	}
+	return fmt.Errorf("%w: to write %s SQLite must create %s-journal beside it, and this user cannot create files in %s "+
+		"(run ytrend as a user who can, such as the archive's owner): %v", ErrReadOnlyDir, path, name, dir, err)
 }
 
 // openPool opens a pool of n read-only connections: Version's probe, the

@@ -514,6 +514,9 @@ func TestOpenReadOnlyRefusesOtherSchemas(t *testing.T) {
 				if !strings.Contains(err.Error(), c.want) {
 					t.Errorf("read-only open: %v, want it to say %q", err, c.want)
 				}
+				if pending := strings.Contains(c.want, "pending"); errors.Is(err, store.ErrPendingMigrations) != pending {
+					t.Errorf("read-only open: %v; is ErrPendingMigrations %v, want %v", err, !pending, pending)
+				}
 				if c.set == nil {
 					if fi, err := os.Stat(path); err != nil || fi.Size() != 0 {
 						t.Errorf("the empty file changed: %v, %v", fi, err)

@@ -5,7 +5,10 @@ import (
 	"database/sql"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -131,4 +134,115 @@ func readArchive(t testing.TB, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestReadCommandsInAReadOnlyDirectory: an archive in a directory this user
+// cannot write. With no process holding it open, SQLite cannot create the
+// -wal and -shm it needs to read an archive in WAL mode (and ?immutable=1
+// would promise that nobody writes the file meanwhile, which the directory
+// does not tell): each read command says so, naming the directory, instead
+// of the fallback's "enable WAL", and creates nothing. While a process
+// holds the archive open those files exist, and the same commands read it
+// as its owner does.
+func TestReadCommandsInAReadOnlyDirectory(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, sim.Config{})
+	dir := filepath.Join(w.dir, "ro")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "archive.db")
+	w.env["YTREND_DB"] = path
+	w.mustRun("fetch", "US")
+	export := w.mustRun("export").stdout
+	id := csvRows(t, export)[1][0]
+	commands := [][]string{{"search", "the"}, {"chart", "US"}, {"history", id}, {"export"}}
+	want := map[string]string{} // what the archive's owner reads
+	for _, args := range commands {
+		want[strings.Join(args, " ")] = w.mustRun(args...).stdout
+	}
+	unprivileged(t, w.dir)
+	readOnlyDir(t, dir)
+
+	for _, args := range commands {
+		r := w.runUnprivileged(args...)
+		if r.code != 1 || !strings.Contains(r.stderr, "cannot create them in "+dir) || !strings.Contains(r.stderr, "archive.db-wal") ||
+			strings.Contains(r.stderr, "enable WAL") {
+			t.Errorf("ytrend %v in a read-only directory: exit %d, stderr %q; want a refusal naming %s and the files it cannot create there",
+				args, r.code, r.stderr, dir)
+		}
+	}
+	if names := dirNames(t, dir); !slices.Equal(names, []string{"archive.db"}) {
+		t.Errorf("the read-only directory holds %v, want the archive alone", names)
+	}
+
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w.openDB() // held open until the test ends: its -wal and -shm exist
+	readOnlyDir(t, dir)
+	for _, args := range commands {
+		r := w.runUnprivileged(args...)
+		if r.code != 0 || r.stdout != want[strings.Join(args, " ")] {
+			t.Errorf("ytrend %v while another process holds the archive: exit %d, stderr %q; stdout differs from the owner's: %v",
+				args, r.code, r.stderr, r.stdout != want[strings.Join(args, " ")])
+		}
+	}
+}
+
+// runUnprivileged is run as a user whom file modes bind: as root, chmod
+// does not keep a process from writing, so there the command runs as
+// nobody (65534), which unprivileged lets reach w's files.
+func (w *world) runUnprivileged(args ...string) result {
+	w.t.Helper()
+	cmd := w.command(args...)
+	if os.Geteuid() == 0 {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		w.t.Fatalf("ytrend %v as an unprivileged user: %v", args, err)
+	}
+	return result{out.String(), errb.String(), code}
+}
+
+// unprivileged opens the way to dir (a world's directory) for the user
+// runUnprivileged runs as: t.TempDir's own parent is private to its owner.
+func unprivileged(t *testing.T, dir string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		return
+	}
+	for _, d := range []string{filepath.Dir(dir), dir} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// readOnlyDir makes dir unwritable (until the test ends).
+func readOnlyDir(t *testing.T, dir string) {
+	t.Helper()
+	if err := os.Chmod(dir, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(dir, 0o755) })
+}
+
+func dirNames(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
 }
