@@ -155,6 +155,10 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	// Any other error (not a database, say) is ensureWAL's to report, as
 	// before.
 	if usable {
+		if err := checkWALFiles(path); err != nil {
+			writer.Close()
+			return nil, err
+		}
 		if err := db.ensureWAL(ctx); err != nil {
 			writer.Close()
 			if sqliteerr.ReadOnlyDirectory(err) { // the switch, which writes
@@ -261,6 +265,34 @@ func readOnlyDirError(path string, reading bool, err error) error {
 	}
 	return fmt.Errorf("%w: to write %s SQLite must create %s-journal beside it, and this user cannot create files in %s "+
 		"(run ytrend as a user who can, such as the archive's owner): %v", ErrReadOnlyDir, path, name, dir, err)
+}
+
+// checkWALFiles refuses, before anything is written, an archive this user
+// can write whose -wal or -shm exists and this user cannot write: SQLite
+// opens such a file read-only and then fails every write with "attempt to
+// write a readonly database", which names neither the file nor the cause
+// (ytrend run would start, and fail every fetch). A process that could
+// read the archive but not write it (a read command of another user, on an
+// archive whose file it cannot write in a directory it can) leaves them
+// so: it had to create them to read, with the archive's mode bits but as
+// their owner, and SQLite removes them only at a close that can
+// checkpoint, which a read-only file cannot. A user who cannot write the
+// archive itself reads it as before.
+func checkWALFiles(path string) error {
+	if !canWrite(path) {
+		return nil
+	}
+	for _, suffix := range []string{"-wal", "-shm"} {
+		fi, err := os.Stat(path + suffix)
+		if err != nil || canWrite(path+suffix) {
+			continue // absent (SQLite creates it), or writable
+		}
+		return fmt.Errorf("store: open %s: %s%s is not writable by this user (mode %v), and SQLite writes an archive in WAL mode "+
+			"through its -wal and -shm; a process that could read the archive but not write it probably left them "+
+			"(run any ytrend command on the archive once as root: its SQLite can write them, and removes both when it "+
+			"closes the archive last)", path, filepath.Base(path), suffix, fi.Mode().Perm())
+	}
+	return nil
 }
 
 // openPool opens a pool of n read-only connections: Version's probe, the

@@ -195,10 +195,17 @@ func TestReadCommandsInAReadOnlyDirectory(t *testing.T) {
 // nobody (65534), which unprivileged lets reach w's files.
 func (w *world) runUnprivileged(args ...string) result {
 	w.t.Helper()
-	cmd := w.command(args...)
 	if os.Geteuid() == 0 {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		return w.runAs(65534, args...)
 	}
+	return w.run(args...)
+}
+
+// runAs is run as the user uid (group uid too), which only root may ask.
+func (w *world) runAs(uid uint32, args ...string) result {
+	w.t.Helper()
+	cmd := w.command(args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: uid}}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -206,7 +213,7 @@ func (w *world) runUnprivileged(args ...string) result {
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
 	} else if err != nil {
-		w.t.Fatalf("ytrend %v as an unprivileged user: %v", args, err)
+		w.t.Fatalf("ytrend %v as uid %d: %v", args, uid, err)
 	}
 	return result{out.String(), errb.String(), code}
 }
@@ -245,4 +252,61 @@ func dirNames(t *testing.T, dir string) []string {
 		names = append(names, e.Name())
 	}
 	return names
+}
+
+// TestWriterRefusesWALFilesItCannotWrite: a user who can read an archive
+// but not write it, in a directory they can write (here: nobody, on an
+// archive of uid 1000 in a shared directory), reads it, and SQLite leaves
+// the -wal and -shm it had to create, as nobody's: only a close that can
+// checkpoint removes them, and nobody's cannot. The archive's owner then
+// cannot write them, and SQLite would fail its every write with "attempt
+// to write a readonly database", naming neither: ytrend refuses at open
+// instead, saying which file and what mends it, and
+// root's open mends it (its SQLite writes them and removes both at its
+// last close).
+func TestWriterRefusesWALFilesItCannotWrite(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		t.Skip("runs ytrend as two other users, which needs root")
+	}
+	w := newWorld(t, sim.Config{})
+	dir := filepath.Join(w.dir, "shared")
+	if err := os.Mkdir(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o777); err != nil { // past the umask
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "archive.db")
+	w.env["YTREND_DB"] = path
+	w.mustRun("fetch", "US")
+	const owner = 1000
+	if err := os.Chown(path, owner, owner); err != nil {
+		t.Fatal(err)
+	}
+	unprivileged(t, w.dir)
+	chart := w.mustRun("chart", "US").stdout
+
+	if r := w.runAs(65534, "chart", "US"); r.code != 0 || r.stdout != chart {
+		t.Fatalf("chart as nobody: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if names := dirNames(t, dir); !slices.Equal(names, []string{"archive.db", "archive.db-shm", "archive.db-wal"}) {
+		t.Fatalf("after nobody's read the directory holds %v; the test expects the -wal and -shm SQLite could not remove", names)
+	}
+	before := readArchive(t, path)
+	r := w.runAs(owner, "fetch", "US")
+	if r.code != 1 || !strings.Contains(r.stderr, "archive.db-wal is not writable by this user") || !strings.Contains(r.stderr, "as root") {
+		t.Errorf("fetch by the archive's owner: exit %d, stderr %q; want a refusal naming archive.db-wal and the mend", r.code, r.stderr)
+	}
+	if !bytes.Equal(readArchive(t, path), before) {
+		t.Error("the refused fetch changed the archive")
+	}
+
+	w.mustRun("runs")
+	if names := dirNames(t, dir); !slices.Equal(names, []string{"archive.db"}) {
+		t.Errorf("after root's open the directory holds %v, want the archive alone", names)
+	}
+	if r := w.runAs(owner, "fetch", "US"); r.code != 0 {
+		t.Errorf("fetch by the archive's owner after root's open: exit %d, stderr %q", r.code, r.stderr)
+	}
 }
