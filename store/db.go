@@ -109,8 +109,10 @@ func ReadOnly() Option { return func(o *options) { o.readOnly = true } }
 // connection behind pages and statements prepared once serve every request.
 func ShortLived() Option { return func(o *options) { o.shortLived = true } }
 
-// Open opens (creating if needed) the archive at path, switches it to WAL,
-// and applies any pending migrations.
+// Open opens (creating if needed) the archive at path, checks its schema,
+// switches it to WAL, and applies any pending migrations. An archive this
+// build cannot migrate (ErrSchemaTooNew, ErrBadMigrations) is refused before
+// anything in its file changes.
 func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	o := options{busyTimeout: 10 * time.Second, readers: max(2, runtime.GOMAXPROCS(0)), searchers: 4, migrations: migrations.FS}
 	for _, opt := range opts {
@@ -135,9 +137,35 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 
 	db := &DB{path: path, writer: writer, stmts: map[string]*sql.Stmt{},
 		migrations: o.migrations, self: newInstance(), pageTxHook: o.pageTxHook, shortLived: o.shortLived}
-	if err := db.ensureWAL(ctx); err != nil {
+	// The schema first, by reading only: WAL is a property of the file, so
+	// switching an archive kept in rollback-journal mode is a change, and
+	// an archive this build cannot use (a newer schema, a gap in the
+	// applied set) must be refused as it is. WithoutMigrate hands it over
+	// unswitched, for its status; Migrate then refuses it.
+	_, err = migrations.Pending(ctx, writer, o.migrations)
+	usable := !errors.Is(err, ErrSchemaTooNew) && !errors.Is(err, ErrBadMigrations)
+	switch {
+	case sqliteerr.ReadOnlyDirectory(err):
 		writer.Close()
-		return nil, fmt.Errorf("store: enable WAL on %s: %w", path, err)
+		return nil, readOnlyDirError(path, true, err)
+	case !usable && !o.noMigrate:
+		writer.Close()
+		return nil, err
+	}
+	// Any other error (not a database, say) is ensureWAL's to report, as
+	// before.
+	if usable {
+		if err := checkWALFiles(path); err != nil {
+			writer.Close()
+			return nil, err
+		}
+		if err := db.ensureWAL(ctx); err != nil {
+			writer.Close()
+			if sqliteerr.ReadOnlyDirectory(err) { // the switch, which writes
+				return nil, readOnlyDirError(path, false, err)
+			}
+			return nil, fmt.Errorf("store: enable WAL on %s: %w", path, err)
+		}
 	}
 	if db.held, err = holdShared(path); err != nil {
 		writer.Close()
@@ -201,7 +229,11 @@ func openReadOnly(ctx context.Context, path string, o options) (*DB, error) {
 	}
 	n, err := migrations.Pending(ctx, db.reader, db.migrations)
 	if err == nil && n > 0 {
-		err = fmt.Errorf("%d pending migrations (run ytrend migrate, or any fetch)", n)
+		err = fmt.Errorf("%w: %d pending migrations (run ytrend migrate, or any fetch)", ErrPendingMigrations, n)
+	}
+	if sqliteerr.ReadOnlyDirectory(err) {
+		db.Close()
+		return nil, readOnlyDirError(path, true, err)
 	}
 	if err != nil {
 		db.Close()
@@ -209,6 +241,58 @@ func openReadOnly(ctx context.Context, path string, o options) (*DB, error) {
 	}
 	db.prepareReads(ctx)
 	return db, nil
+}
+
+// readOnlyDirError says what SQLITE_READONLY_DIRECTORY means for the
+// archive at path. SQLite reads an archive in WAL mode only with its -wal
+// and -shm beside it: they exist while some process has the archive open
+// (and then a reader that cannot write them still reads), and otherwise
+// the first process to open it creates them, which a user who cannot
+// create files in the directory cannot do. The one way around,
+// ?immutable=1, promises SQLite that nobody changes the file while it is
+// read; a directory this user cannot write says nothing of what its owner
+// does, and a fetch that checkpoints under such a read can make it return
+// wrong rows or SQLITE_CORRUPT, so the archive is refused with the reason
+// instead. An archive in rollback-journal mode reads without any file
+// beside it; writing it (or switching it to WAL) needs a journal.
+func readOnlyDirError(path string, reading bool, err error) error {
+	dir, name := filepath.Dir(path), filepath.Base(path)
+	if reading {
+		return fmt.Errorf("%w: %s: SQLite opens an archive in WAL mode, even to read it, only with its -wal and -shm beside it "+
+			"(%s-wal, %s-shm); they exist while a process has the archive open, and this user cannot create them in %s "+
+			"(run ytrend as a user who can, such as the archive's owner, or use a copy of the archive): %v",
+			ErrReadOnlyDir, path, name, name, dir, err)
+	}
+	return fmt.Errorf("%w: to write %s SQLite must create %s-journal beside it, and this user cannot create files in %s "+
+		"(run ytrend as a user who can, such as the archive's owner): %v", ErrReadOnlyDir, path, name, dir, err)
+}
+
+// checkWALFiles refuses, before anything is written, an archive this user
+// can write whose -wal or -shm exists and this user cannot write: SQLite
+// opens such a file read-only and then fails every write with "attempt to
+// write a readonly database", which names neither the file nor the cause
+// (ytrend run would start, and fail every fetch). A process that could
+// read the archive but not write it (a read command of another user, on an
+// archive whose file it cannot write in a directory it can) leaves them
+// so: it had to create them to read, with the archive's mode bits but as
+// their owner, and SQLite removes them only at a close that can
+// checkpoint, which a read-only file cannot. A user who cannot write the
+// archive itself reads it as before.
+func checkWALFiles(path string) error {
+	if !canWrite(path) {
+		return nil
+	}
+	for _, suffix := range []string{"-wal", "-shm"} {
+		fi, err := os.Stat(path + suffix)
+		if err != nil || canWrite(path+suffix) {
+			continue // absent (SQLite creates it), or writable
+		}
+		return fmt.Errorf("store: open %s: %s%s is not writable by this user (mode %v), and SQLite writes an archive in WAL mode "+
+			"through its -wal and -shm; a process that could read the archive but not write it probably left them "+
+			"(run any ytrend command on the archive once as root: its SQLite can write them, and removes both when it "+
+			"closes the archive last)", path, filepath.Base(path), suffix, fi.Mode().Perm())
+	}
+	return nil
 }
 
 // openPool opens a pool of n read-only connections: Version's probe, the

@@ -19,6 +19,18 @@
 // the write lock (up to the busy timeout), readers never wait for writers,
 // and opening an up-to-date archive takes no write lock at all.
 //
+// Open reads the schema before it changes anything: an archive this build
+// cannot migrate is refused as it is, not first switched to WAL. SQLite
+// reads an archive in WAL mode only with its -wal and -shm beside it, so in
+// a directory this user cannot write the archive is readable while another
+// process holds it open (and those files exist), and is otherwise refused
+// with [ErrReadOnlyDir] rather than read with ?immutable=1, which would
+// promise that nobody writes it meanwhile. For the same reason a reader
+// who cannot write the archive's file but can write its directory creates
+// the -wal and -shm, as theirs, and cannot remove them (only a close that
+// can checkpoint does); Open refuses to write an archive whose -wal or
+// -shm it cannot write, saying so, instead of failing every write.
+//
 // The archive also holds the budget's embedded ledger and every process's
 // record of its grants (the quota_* tables): the embedded ledger lives in
 // the archive, by design, so that one file is all a single host needs. The

@@ -19,6 +19,16 @@ var (
 	// ErrBadMigrations is returned for a migration set with gaps, duplicates
 	// or misnamed files, and for a database whose applied set has gaps.
 	ErrBadMigrations = migrations.ErrBadMigrations
+	// ErrPendingMigrations is returned by a ReadOnly open of an archive
+	// whose schema is older than this binary's (or a file with no schema
+	// yet): it needs migrating, which only the usual Open does.
+	ErrPendingMigrations = errors.New("store: the archive's schema is older than this ytrend's")
+	// ErrReadOnlyDir is returned by Open when SQLite must create a file
+	// beside the archive and its directory does not let this user: the
+	// -wal and -shm of an archive in WAL mode, which even a read needs
+	// when no other process has the archive open
+	// (https://sqlite.org/wal.html#readonly), or a rollback journal.
+	ErrReadOnlyDir = errors.New("store: the archive's directory is not writable")
 	// ErrBadQuery is returned by Search for a Raw query FTS5 cannot parse.
 	// Plain (non-raw) queries never produce it (the search engine's error).
 	ErrBadQuery = search.ErrBadQuery

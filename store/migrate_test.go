@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -377,6 +378,87 @@ func TestOpenAndSearchDuringAnotherWrite(t *testing.T) {
 	}
 }
 
+// An archive this build cannot use is refused before anything in its file
+// changes: Open, migrating or not, does not first switch an archive kept in
+// rollback-journal mode (a copy made by sqlite3's .backup, say) to WAL, and
+// leaves no -wal, -shm or -journal beside it.
+func TestOpenRefusesAnArchiveAsItIs(t *testing.T) {
+	ctx := context.Background()
+	cases := []struct {
+		name, sql string
+		want      error
+	}{
+		{"newer schema", `INSERT INTO schema_migrations(version, name, applied_at) VALUES (99, '0099_future.sql', 0)`, store.ErrSchemaTooNew},
+		{"gap", `DELETE FROM schema_migrations WHERE version = 2`, store.ErrBadMigrations},
+	}
+	opens := []struct {
+		name string
+		open func(path string) error
+	}{
+		{"Open", func(path string) error {
+			db, err := store.Open(ctx, path)
+			if err == nil {
+				db.Close()
+			}
+			return err
+		}},
+		{"Open without migrating, then Migrate", func(path string) error {
+			db, err := store.Open(ctx, path, store.WithoutMigrate())
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			_, err = db.Migrate(ctx)
+			return err
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "archive.db")
+			db, err := store.Open(ctx, path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			db.Close()
+			raw, err := sql.Open("sqlite", path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw.SetMaxOpenConns(1)
+			if _, err := raw.Exec(c.sql); err != nil {
+				t.Fatal(err)
+			}
+			var mode string
+			if err := raw.QueryRow(`PRAGMA journal_mode=DELETE`).Scan(&mode); err != nil || mode != "delete" {
+				t.Fatalf("journal mode %q, %v; want delete", mode, err)
+			}
+			raw.Close()
+			before, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, o := range opens {
+				if err := o.open(path); !errors.Is(err, c.want) {
+					t.Errorf("%s: %v, want %v", o.name, err, c.want)
+				}
+				after, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(after, before) {
+					t.Fatalf("%s changed the archive it refused (header bytes 18-19 %v, were %v: 1 1 is rollback journal, 2 2 WAL)",
+						o.name, after[18:20], before[18:20])
+				}
+				for _, suffix := range []string{"-wal", "-shm", "-journal"} {
+					if _, err := os.Stat(path + suffix); err == nil {
+						t.Errorf("%s left %s behind", o.name, path+suffix)
+					}
+				}
+			}
+		})
+	}
+}
+
 // A read-only open, short-lived or not, refuses an archive whose schema is
 // not exactly this binary's (older, newer, or not an archive yet), and
 // leaves it as it was; an archive at the current version opens.
@@ -431,6 +513,9 @@ func TestOpenReadOnlyRefusesOtherSchemas(t *testing.T) {
 				}
 				if !strings.Contains(err.Error(), c.want) {
 					t.Errorf("read-only open: %v, want it to say %q", err, c.want)
+				}
+				if pending := strings.Contains(c.want, "pending"); errors.Is(err, store.ErrPendingMigrations) != pending {
+					t.Errorf("read-only open: %v; is ErrPendingMigrations %v, want %v", err, !pending, pending)
 				}
 				if c.set == nil {
 					if fi, err := os.Stat(path); err != nil || fi.Size() != 0 {

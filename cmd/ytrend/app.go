@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -76,8 +77,9 @@ type openOpts struct {
 	// (no WAL switch, no migration, no write lock): a command that only
 	// reads starts in a few milliseconds whatever the archive's size. An
 	// archive that is missing or has pending migrations is opened the
-	// usual way instead, which creates or migrates it; one this ytrend
-	// cannot migrate (a newer schema, a gap) is refused untouched. Either
+	// usual way instead, which creates or migrates it; any other refusal
+	// (a newer schema, a gap, a directory SQLite cannot create the WAL's
+	// files in) is the command's error, the archive untouched. Either
 	// way the archive is opened for a short-lived process
 	// (store.ShortLived): one connection, and only the statements the
 	// command runs.
@@ -103,19 +105,24 @@ func (c *cli) open(cmd *cobra.Command, o openOpts) (*app, error) {
 		}
 	}
 	var opts []store.Option
+	pending := false // a read command's archive, migrated first
 	if o.readOnly && !o.limiter {
 		opts = append(opts, store.ShortLived())
 		if a.db, err = store.Open(ctx, cfg.Store.Path, append(opts, store.ReadOnly())...); err == nil {
 			return a, nil
 		}
-		// An archive no ytrend of this version can migrate is refused as
-		// it is: the usual open would first switch an archive in
-		// rollback-journal mode to WAL.
-		if errors.Is(err, store.ErrSchemaTooNew) || errors.Is(err, store.ErrBadMigrations) {
+		// Only what the usual open can mend falls back to it: its own
+		// error would hide the first one (for a directory this user
+		// cannot write, it said "enable WAL").
+		pending = errors.Is(err, store.ErrPendingMigrations)
+		if !pending && !errors.Is(err, fs.ErrNotExist) {
 			return nil, err
 		}
 	}
 	a.db, err = store.Open(ctx, cfg.Store.Path, opts...)
+	if err != nil && pending {
+		return nil, fmt.Errorf("the archive has migrations to apply before it can be read: %w", err)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -4,11 +4,25 @@ import (
 	"bytes"
 	"database/sql"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/ytrend/ytrend/ingest/sim"
 )
+
+// refusedArchives are archives this ytrend cannot migrate: a newer schema,
+// and an applied set with a gap (want: what the refusal names).
+var refusedArchives = []struct {
+	name, sql, want string
+}{
+	{"newer schema", `INSERT INTO schema_migrations(version, name, applied_at) VALUES (99, '0099_future.sql', 0)`, "newer"},
+	{"gap", `DELETE FROM schema_migrations WHERE version = 2`, "gap"},
+}
 
 // TestReadCommandsLeaveAnArchiveTheyRefuseAlone: search, chart, history
 // and export refuse an archive this ytrend cannot migrate (a newer schema,
@@ -19,56 +33,280 @@ import (
 // first.
 func TestReadCommandsLeaveAnArchiveTheyRefuseAlone(t *testing.T) {
 	t.Parallel()
-	cases := []struct {
-		name, sql, want string
-	}{
-		{"newer schema", `INSERT INTO schema_migrations(version, name, applied_at) VALUES (99, '0099_future.sql', 0)`, "newer"},
-		{"gap", `DELETE FROM schema_migrations WHERE version = 2`, "gap"},
-	}
-	for _, c := range cases {
+	for _, c := range refusedArchives {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			w := newWorld(t, sim.Config{})
-			w.mustRun("migrate")
-			path := w.env["YTREND_DB"]
-			raw, err := sql.Open("sqlite", path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			raw.SetMaxOpenConns(1)
-			if _, err := raw.Exec(c.sql); err != nil {
-				t.Fatal(err)
-			}
-			var mode string
-			if err := raw.QueryRow(`PRAGMA journal_mode=DELETE`).Scan(&mode); err != nil || mode != "delete" {
-				t.Fatalf("journal mode %q, %v; want delete", mode, err)
-			}
-			raw.Close()
-			before := readArchive(t, path)
-			for _, args := range [][]string{{"search", "x"}, {"chart", "US"}, {"history", "dQw4w9WgXcQ"}, {"export", "--out", "x.csv"}} {
-				r := w.run(args...)
-				if r.code != 1 || !strings.Contains(r.stderr, c.want) {
-					t.Errorf("ytrend %v: exit %d, stderr %q; want a refusal naming the %s", args, r.code, r.stderr, c.name)
-				}
-				if after := readArchive(t, path); !bytes.Equal(after, before) {
-					t.Fatalf("ytrend %v changed the archive it refused (%d bytes, was %d; header bytes 18-19 %v, were %v: 1 1 is rollback journal, 2 2 WAL)",
-						args, len(after), len(before), after[18:20], before[18:20])
-				}
-				for _, suffix := range []string{"-wal", "-shm", "-journal"} {
-					if _, err := os.Stat(path + suffix); err == nil {
-						t.Errorf("ytrend %v left %s behind", args, path+suffix)
-					}
-				}
-			}
+			refuseAsItIs(w, c.sql, c.want, [][]string{{"search", "x"}, {"chart", "US"}, {"history", "dQw4w9WgXcQ"}, {"export", "--out", "x.csv"}})
 		})
 	}
 }
 
-func readArchive(t *testing.T, path string) []byte {
+// TestWritingCommandsLeaveAnArchiveTheyRefuseAlone: so do the commands
+// that open the archive to write it (store.Open checks the schema, reading
+// only, before it switches the file to WAL), and serve.
+func TestWritingCommandsLeaveAnArchiveTheyRefuseAlone(t *testing.T) {
+	t.Parallel()
+	const header = "video_id,title,publishedAt,channelId,channelTitle,categoryId,trending_date,tags,view_count,likes,dislikes,comment_count,thumbnail_link,comments_disabled,ratings_disabled,description\n"
+	for _, c := range refusedArchives {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t, sim.Config{})
+			w.write("US_youtube_trending_data.csv", header+
+				`plain000001,A plain title,2020-08-11T19:20:14Z,UC2,Channel,22,2020-08-12T00:00:00Z,[None],10,1,0,1,https://i.ytimg.com/vi/plain000001/default.jpg,False,False,text`+"\n")
+			refuseAsItIs(w, c.sql, c.want, [][]string{
+				{"migrate"}, {"migrate", "--status"}, {"fetch", "US"}, {"run"}, {"import", "US_youtube_trending_data.csv"},
+				{"serve", "--listen", "127.0.0.1:0"}, {"runs"}, {"optimize"}, {"quota", "status"},
+			})
+		})
+	}
+}
+
+// refuseAsItIs makes w's archive one this ytrend cannot use (sql on a
+// migrated archive), kept in rollback-journal mode, and checks that each
+// command refuses it, naming want, and leaves it byte for byte as it was,
+// with no -wal, -shm or -journal beside it.
+func refuseAsItIs(w *world, sqlText, want string, commands [][]string) {
+	t := w.t
+	t.Helper()
+	w.mustRun("migrate")
+	path := w.env["YTREND_DB"]
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw.SetMaxOpenConns(1)
+	if _, err := raw.Exec(sqlText); err != nil {
+		t.Fatal(err)
+	}
+	var mode string
+	if err := raw.QueryRow(`PRAGMA journal_mode=DELETE`).Scan(&mode); err != nil || mode != "delete" {
+		t.Fatalf("journal mode %q, %v; want delete", mode, err)
+	}
+	raw.Close()
+	before := readArchive(t, path)
+	for _, args := range commands {
+		r := w.runWithin(2*time.Minute, args...)
+		if r.code != 1 || !strings.Contains(r.stderr, want) {
+			t.Errorf("ytrend %v: exit %d, stderr %q; want a refusal naming the %s", args, r.code, r.stderr, want)
+		}
+		if after := readArchive(t, path); !bytes.Equal(after, before) {
+			t.Fatalf("ytrend %v changed the archive it refused (%d bytes, was %d; header bytes 18-19 %v, were %v: 1 1 is rollback journal, 2 2 WAL)",
+				args, len(after), len(before), after[18:20], before[18:20])
+		}
+		for _, suffix := range []string{"-wal", "-shm", "-journal"} {
+			if _, err := os.Stat(path + suffix); err == nil {
+				t.Errorf("ytrend %v left %s behind", args, path+suffix)
+			}
+		}
+	}
+}
+
+// runWithin is run for a command that must end by itself (a daemon that
+// should refuse to start): one still running after d is killed and fails
+// the test, instead of holding it until go test's own timeout.
+func (w *world) runWithin(d time.Duration, args ...string) result {
+	w.t.Helper()
+	cmd := w.command(args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		w.t.Fatalf("ytrend %v: %v", args, err)
+	}
+	timer := time.AfterFunc(d, func() { cmd.Process.Kill() })
+	err := cmd.Wait()
+	if !timer.Stop() {
+		w.t.Fatalf("ytrend %v was still running after %v; stderr:\n%s", args, d, errb.String())
+	}
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		w.t.Fatalf("ytrend %v: %v", args, err)
+	}
+	return result{out.String(), errb.String(), code}
+}
+
+func readArchive(t testing.TB, path string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestReadCommandsInAReadOnlyDirectory: an archive in a directory this user
+// cannot write. With no process holding it open, SQLite cannot create the
+// -wal and -shm it needs to read an archive in WAL mode (and ?immutable=1
+// would promise that nobody writes the file meanwhile, which the directory
+// does not tell): each read command says so, naming the directory, instead
+// of the fallback's "enable WAL", and creates nothing. While a process
+// holds the archive open those files exist, and the same commands read it
+// as its owner does.
+func TestReadCommandsInAReadOnlyDirectory(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, sim.Config{})
+	dir := filepath.Join(w.dir, "ro")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "archive.db")
+	w.env["YTREND_DB"] = path
+	w.mustRun("fetch", "US")
+	export := w.mustRun("export").stdout
+	id := csvRows(t, export)[1][0]
+	commands := [][]string{{"search", "the"}, {"chart", "US"}, {"history", id}, {"export"}}
+	want := map[string]string{} // what the archive's owner reads
+	for _, args := range commands {
+		want[strings.Join(args, " ")] = w.mustRun(args...).stdout
+	}
+	unprivileged(t, w.dir)
+	readOnlyDir(t, dir)
+
+	for _, args := range commands {
+		r := w.runUnprivileged(args...)
+		if r.code != 1 || !strings.Contains(r.stderr, "cannot create them in "+dir) || !strings.Contains(r.stderr, "archive.db-wal") ||
+			strings.Contains(r.stderr, "enable WAL") {
+			t.Errorf("ytrend %v in a read-only directory: exit %d, stderr %q; want a refusal naming %s and the files it cannot create there",
+				args, r.code, r.stderr, dir)
+		}
+	}
+	if names := dirNames(t, dir); !slices.Equal(names, []string{"archive.db"}) {
+		t.Errorf("the read-only directory holds %v, want the archive alone", names)
+	}
+
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w.openDB() // held open until the test ends: its -wal and -shm exist
+	readOnlyDir(t, dir)
+	for _, args := range commands {
+		r := w.runUnprivileged(args...)
+		if r.code != 0 || r.stdout != want[strings.Join(args, " ")] {
+			t.Errorf("ytrend %v while another process holds the archive: exit %d, stderr %q; stdout differs from the owner's: %v",
+				args, r.code, r.stderr, r.stdout != want[strings.Join(args, " ")])
+		}
+	}
+}
+
+// runUnprivileged is run as a user whom file modes bind: as root, chmod
+// does not keep a process from writing, so there the command runs as
+// nobody (65534), which unprivileged lets reach w's files.
+func (w *world) runUnprivileged(args ...string) result {
+	w.t.Helper()
+	if os.Geteuid() == 0 {
+		return w.runAs(65534, args...)
+	}
+	return w.run(args...)
+}
+
+// runAs is run as the user uid (group uid too), which only root may ask.
+func (w *world) runAs(uid uint32, args ...string) result {
+	w.t.Helper()
+	cmd := w.command(args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: uid}}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		w.t.Fatalf("ytrend %v as uid %d: %v", args, uid, err)
+	}
+	return result{out.String(), errb.String(), code}
+}
+
+// unprivileged opens the way to dir (a world's directory) for the user
+// runUnprivileged runs as: t.TempDir's own parent is private to its owner.
+func unprivileged(t *testing.T, dir string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		return
+	}
+	for _, d := range []string{filepath.Dir(dir), dir} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// readOnlyDir makes dir unwritable (until the test ends).
+func readOnlyDir(t *testing.T, dir string) {
+	t.Helper()
+	if err := os.Chmod(dir, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(dir, 0o755) })
+}
+
+func dirNames(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+// TestWriterRefusesWALFilesItCannotWrite: a user who can read an archive
+// but not write it, in a directory they can write (here: nobody, on an
+// archive of uid 1000 in a shared directory), reads it, and SQLite leaves
+// the -wal and -shm it had to create, as nobody's: only a close that can
+// checkpoint removes them, and nobody's cannot. The archive's owner then
+// cannot write them, and SQLite would fail its every write with "attempt
+// to write a readonly database", naming neither: ytrend refuses at open
+// instead, saying which file and what mends it, and
+// root's open mends it (its SQLite writes them and removes both at its
+// last close).
+func TestWriterRefusesWALFilesItCannotWrite(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		t.Skip("runs ytrend as two other users, which needs root")
+	}
+	w := newWorld(t, sim.Config{})
+	dir := filepath.Join(w.dir, "shared")
+	if err := os.Mkdir(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o777); err != nil { // past the umask
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "archive.db")
+	w.env["YTREND_DB"] = path
+	w.mustRun("fetch", "US")
+	const owner = 1000
+	if err := os.Chown(path, owner, owner); err != nil {
+		t.Fatal(err)
+	}
+	unprivileged(t, w.dir)
+	chart := w.mustRun("chart", "US").stdout
+
+	if r := w.runAs(65534, "chart", "US"); r.code != 0 || r.stdout != chart {
+		t.Fatalf("chart as nobody: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if names := dirNames(t, dir); !slices.Equal(names, []string{"archive.db", "archive.db-shm", "archive.db-wal"}) {
+		t.Fatalf("after nobody's read the directory holds %v; the test expects the -wal and -shm SQLite could not remove", names)
+	}
+	before := readArchive(t, path)
+	r := w.runAs(owner, "fetch", "US")
+	if r.code != 1 || !strings.Contains(r.stderr, "archive.db-wal is not writable by this user") || !strings.Contains(r.stderr, "as root") {
+		t.Errorf("fetch by the archive's owner: exit %d, stderr %q; want a refusal naming archive.db-wal and the mend", r.code, r.stderr)
+	}
+	if !bytes.Equal(readArchive(t, path), before) {
+		t.Error("the refused fetch changed the archive")
+	}
+
+	w.mustRun("runs")
+	if names := dirNames(t, dir); !slices.Equal(names, []string{"archive.db"}) {
+		t.Errorf("after root's open the directory holds %v, want the archive alone", names)
+	}
+	if r := w.runAs(owner, "fetch", "US"); r.code != 0 {
+		t.Errorf("fetch by the archive's owner after root's open: exit %d, stderr %q", r.code, r.stderr)
+	}
 }

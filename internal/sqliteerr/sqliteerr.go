@@ -31,6 +31,15 @@ func Transient(err error) bool {
 	return false
 }
 
+// ReadOnlyDirectory reports whether err is SQLITE_READONLY_DIRECTORY: SQLite
+// had to create a file beside the database (a rollback journal, or the -wal
+// and -shm of a database in WAL mode, which even a read needs) and the
+// directory does not let this process create files.
+func ReadOnlyDirectory(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code() == sqlite3.SQLITE_READONLY_DIRECTORY
+}
+
 // primary is err's primary result code (the low byte of an extended code),
 // or -1 when err is no SQLite error.
 func primary(err error) int {

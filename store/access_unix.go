@@ -1,0 +1,11 @@
+//go:build unix
+
+package store
+
+import "golang.org/x/sys/unix"
+
+// canWrite reports whether this process may open the file at path for
+// writing. It asks the kernel without opening the file: closing a
+// descriptor of a file SQLite has open would drop this process's locks on
+// it (sharedlock.go).
+func canWrite(path string) bool { return unix.Access(path, unix.W_OK) == nil }
