@@ -25,6 +25,9 @@ type Serve struct {
 	// ClientQueueWait for one of them to finish, then get 429.
 	ClientInFlight  int      `yaml:"client_in_flight"`
 	ClientQueueWait Duration `yaml:"client_queue_wait"`
+	// AccessLog writes one line per request to stderr, in the process's
+	// log format, batched (server.AccessLog); false writes none.
+	AccessLog bool `yaml:"access_log"`
 }
 
 // ServeRateLimit is each client's allowance.
@@ -64,6 +67,7 @@ func defaultServe() Serve {
 		MaxConnectionsPerClient: DefaultServeMaxConnectionsPerClient,
 		ClientInFlight:          DefaultServeClientInFlight,
 		ClientQueueWait:         Duration(DefaultServeClientQueueWait),
+		AccessLog:               true,
 		RateLimit:               ServeRateLimit{Requests: DefaultServeRequests, Window: Duration(DefaultServeWindow)}}
 }
 

@@ -36,7 +36,7 @@ func TestServeSection(t *testing.T) {
 		t.Fatalf("defaults %+v", d)
 	}
 	_, err = config.Parse("t.yaml", []byte("serve: {rate_limt: {}}\n"))
-	if err == nil || err.Error() != `invalid configuration: t.yaml: serve: unknown field "rate_limt" (line 1); allowed: client_in_flight, client_queue_wait, cors_origins, listen, max_connections, max_connections_per_client, rate_limit, trusted_proxies` {
+	if err == nil || err.Error() != `invalid configuration: t.yaml: serve: unknown field "rate_limt" (line 1); allowed: access_log, client_in_flight, client_queue_wait, cors_origins, listen, max_connections, max_connections_per_client, rate_limit, trusted_proxies` {
 		t.Fatalf("typo: %v", err)
 	}
 	if d.MaxConnectionsPerClient != 64 {
@@ -84,6 +84,34 @@ func TestServeClientInFlight(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v\nwant %s", tc.yaml, err, tc.want)
 		}
+	}
+}
+
+// The access log is on unless serve.access_log turns it off; a value
+// that is no boolean is refused with its line.
+func TestServeAccessLog(t *testing.T) {
+	if !config.Default().Serve.AccessLog {
+		t.Fatal("the access log is off by default")
+	}
+	for _, tc := range []struct {
+		yaml string
+		want bool
+	}{
+		{"serve: {listen: ':9000'}", true},
+		{"serve: {access_log: false}", false},
+		{"serve: {access_log: true}", true},
+	} {
+		c, err := config.Parse("t.yaml", []byte(tc.yaml+"\n"))
+		if err == nil {
+			err = c.Validate()
+		}
+		if err != nil || c.Serve.AccessLog != tc.want {
+			t.Errorf("%s: access_log %v, %v; want %v", tc.yaml, c.Serve.AccessLog, err, tc.want)
+		}
+	}
+	_, err := config.Parse("t.yaml", []byte("serve:\n  access_log: maybe\n"))
+	if err == nil || !strings.Contains(err.Error(), "t.yaml: line 2: cannot unmarshal !!str `maybe` into bool") {
+		t.Fatalf("access_log: maybe: %v", err)
 	}
 }
 

@@ -52,6 +52,8 @@ type Deps struct {
 	Archive *store.DB    // open for writing; the command closes it
 	Env     config.Env   // where the API key is read
 	Log     *slog.Logger // the process's one handler
+	// AccessLog is --serve's access log (nil: none); the daemon closes it.
+	AccessLog *server.AccessLog
 }
 
 // Daemon is ytrend's long-running process.
@@ -59,6 +61,7 @@ type Daemon struct {
 	cfg      *config.Config
 	opts     Options
 	log      *slog.Logger
+	access   *server.AccessLog // --serve's
 	db       *store.DB
 	budget   *budget.Budget
 	limiter  *quota.Limiter
@@ -91,7 +94,7 @@ type Daemon struct {
 // what New opened.
 func New(ctx context.Context, cfg *config.Config, deps Deps, opts Options) (*Daemon, error) {
 	// One identity for the archive's runs and the leader lease.
-	d := &Daemon{cfg: cfg, opts: opts, log: deps.Log, db: deps.Archive, instance: deps.Archive.Instance()}
+	d := &Daemon{cfg: cfg, opts: opts, log: deps.Log, access: deps.AccessLog, db: deps.Archive, instance: deps.Archive.Instance()}
 	// A long-lived process mirrors the whole shared log, so that a loss of
 	// the books is restored even for the processes that never run again.
 	bo := budget.Options{Archive: deps.Archive, Mirror: true, Log: deps.Log}
@@ -420,7 +423,7 @@ func (d *Daemon) serve(addr string, h http.Handler) (string, error) {
 func (d *Daemon) serveArchive() error {
 	sc := server.ConfigFrom(d.cfg)
 	sc.Listen = d.opts.Serve
-	s, err := server.InProcess(sc, d.db, d.limiter, d.budget.Redis, d.metrics, d.log)
+	s, err := server.InProcess(sc, d.db, d.limiter, d.budget.Redis, d.metrics, d.log, d.access)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -9,9 +10,10 @@ import (
 
 // HTTP holds ytrend serve's request metrics.
 type HTTP struct {
-	requests *prometheus.CounterVec
-	latency  *prometheus.HistogramVec
-	limited  prometheus.Counter
+	requests      *prometheus.CounterVec
+	latency       *prometheus.HistogramVec
+	limited       prometheus.Counter
+	accessDropped atomic.Pointer[func() int64] // WatchAccessLog's
 }
 
 // NewHTTP registers serve's collectors in reg.
@@ -31,9 +33,22 @@ func NewHTTP(reg prometheus.Registerer) *HTTP {
 			Help: "HTTP requests refused with 429 by the per-client rate limit.",
 		}),
 	}
-	reg.MustRegister(h.requests, h.latency, h.limited)
+	dropped := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "ytrend_http_access_log_dropped_total",
+		Help: "Access log lines dropped: the log's destination had not taken the lines before them, or failed.",
+	}, func() float64 {
+		if f := h.accessDropped.Load(); f != nil {
+			return float64((*f)())
+		}
+		return 0
+	})
+	reg.MustRegister(h.requests, h.latency, h.limited, dropped)
 	return h
 }
+
+// WatchAccessLog reports dropped(), the access log's count of the lines it
+// dropped, as ytrend_http_access_log_dropped_total (0 until then).
+func (h *HTTP) WatchAccessLog(dropped func() int64) { h.accessDropped.Store(&dropped) }
 
 // HTTP registers serve's request metrics beside the others.
 func (m *Metrics) HTTP() *HTTP { return NewHTTP(m.reg) }

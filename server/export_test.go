@@ -1,8 +1,11 @@
 package server
 
 import (
+	"io"
+	"log/slog"
 	"net"
 	"net/http"
+	"time"
 )
 
 // SetConnState adds f to the http.Server's ConnState hook (tests watch
@@ -15,3 +18,10 @@ func (s *Server) SetConnState(f func(net.Conn, http.ConnState)) {
 // CacheWaiting counts the requests waiting for another's rendering of the
 // same answer.
 func (s *Server) CacheWaiting() int64 { return s.cache.waiting.Load() }
+
+// NewAccessLogSized is NewAccessLog with its batch size, interval and bound
+// on the bytes waiting set by the test.
+func NewAccessLogSized(dst io.Writer, format func(io.Writer) slog.Handler, log *slog.Logger,
+	flushBytes int, every time.Duration, maxPending int) *AccessLog {
+	return newAccessLog(dst, format, log, flushBytes, every, maxPending)
+}

@@ -34,8 +34,9 @@ type Follower interface {
 // there; the embedded ledger lives in the leader's archive, and the copy is
 // not written, so without redis.url /quota answers 503. /readyz says which
 // term and position the copy holds and its lag; the metrics add
-// ytrend_archive_follow_lag_seconds, _position and _term.
-func OpenFollow(ctx context.Context, cfg Config, f Follower, bc budget.Config, log *slog.Logger) (*Server, func(), error) {
+// ytrend_archive_follow_lag_seconds, _position and _term. access is the
+// access log (nil: none).
+func OpenFollow(ctx context.Context, cfg Config, f Follower, bc budget.Config, log *slog.Logger, access *AccessLog) (*Server, func(), error) {
 	ar := &followedArchive{f: f}
 	closers := []func(){func() { ar.close() }}
 	closeAll := func() {
@@ -50,7 +51,7 @@ func OpenFollow(ctx context.Context, cfg Config, f Follower, bc budget.Config, l
 	var status statuser
 	var rdb redis.UniversalClient
 	m := metrics.New(nil)
-	deps := Deps{Archive: ar, Metrics: m.HTTP(), Log: log}
+	deps := Deps{Archive: ar, Metrics: m.HTTP(), Log: log, AccessLog: access}
 	if bc.Redis != "" {
 		bud, err := budget.Open(ctx, bc, budget.Options{StatusOnly: true, Log: log})
 		if err != nil {

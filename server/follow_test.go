@@ -41,7 +41,7 @@ func TestFollowedArchiveVersionMoves(t *testing.T) {
 	}
 	defer f.Close()
 	srv, closeDeps, err := server.OpenFollow(ctx, server.Config{RateLimit: ratelimit.Limit{Requests: 1e6, Window: time.Minute}}, f,
-		budgetpkg.Config{}, slog.New(slog.DiscardHandler))
+		budgetpkg.Config{}, slog.New(slog.DiscardHandler), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -103,8 +103,10 @@ func (s *Server) wrap(mux *http.ServeMux) http.Handler {
 			if s.deps.Metrics != nil {
 				s.deps.Metrics.ObserveRequest(route, code, d)
 			}
-			s.deps.Log.Info("http", "request_id", id, "client", client, "method", r.Method, "path", clipPath(r.URL.Path),
-				"route", route, "code", code, "bytes", w.bytes, "duration_ms", float64(d.Microseconds())/1000)
+			if s.deps.AccessLog != nil {
+				s.deps.AccessLog.add(accessLine{id: id, client: client, method: r.Method, path: clipPath(r.URL.Path),
+					route: route, code: code, bytes: w.bytes, took: d})
+			}
 		}()
 
 		if clientErr != nil {

@@ -52,9 +52,10 @@ func NewLimiter(cfg Config, rdb redis.UniversalClient, log *slog.Logger) (Limite
 // Open builds everything ytrend serve needs: the archive at path opened
 // read-only, the budget's status (Redis, or the embedded ledger in the
 // archive), the limiter and the metrics (served at /metrics to loopback
-// clients only). A daemon that already holds these calls InProcess. The
-// returned func closes what Open opened.
-func Open(ctx context.Context, cfg Config, path string, bc budget.Config, log *slog.Logger) (*Server, func(), error) {
+// clients only). access is the access log (nil: none). A daemon that
+// already holds these calls InProcess. The returned func closes what Open
+// opened.
+func Open(ctx context.Context, cfg Config, path string, bc budget.Config, log *slog.Logger, access *AccessLog) (*Server, func(), error) {
 	var closers []func()
 	closeAll := func() {
 		for i := len(closers) - 1; i >= 0; i-- {
@@ -86,7 +87,8 @@ func Open(ctx context.Context, cfg Config, path string, bc budget.Config, log *s
 		return nil, nil, err
 	}
 	m := metrics.New(limiter)
-	s, err := New(cfg, Deps{Archive: db, Budget: &cachedStatus{budget: limiter, ttl: time.Second}, Limiter: lim, Metrics: m.HTTP(), Log: log})
+	s, err := New(cfg, Deps{Archive: db, Budget: &cachedStatus{budget: limiter, ttl: time.Second}, Limiter: lim, Metrics: m.HTTP(),
+		Log: log, AccessLog: access})
 	if err != nil {
 		closeAll()
 		return nil, nil, err
@@ -104,9 +106,10 @@ func Open(ctx context.Context, cfg Config, path string, bc budget.Config, log *s
 // archive, the budget and the metrics (ytrend run --serve): it reads the
 // archive through db's reader pool, which never waits for the fetches'
 // writes, answers /quota from the budget the process spends from, and adds
-// its HTTP collectors to m (nil: a registry of its own, not served).
+// its HTTP collectors to m (nil: a registry of its own, not served), and
+// writes its access log to access (nil: none).
 func InProcess(sc Config, db *store.DB, budget *quota.Limiter, rdb redis.UniversalClient,
-	m *metrics.Metrics, log *slog.Logger) (*Server, error) {
+	m *metrics.Metrics, log *slog.Logger, access *AccessLog) (*Server, error) {
 	lim, err := NewLimiter(sc, rdb, log)
 	if err != nil {
 		return nil, err
@@ -117,7 +120,8 @@ func InProcess(sc Config, db *store.DB, budget *quota.Limiter, rdb redis.Univers
 	} else {
 		hm = metrics.NewHTTP(prometheus.NewRegistry())
 	}
-	return New(sc, Deps{Archive: db, Budget: &cachedStatus{budget: budget, ttl: time.Second}, Limiter: lim, Metrics: hm, Log: log})
+	return New(sc, Deps{Archive: db, Budget: &cachedStatus{budget: budget, ttl: time.Second}, Limiter: lim, Metrics: hm,
+		Log: log, AccessLog: access})
 }
 
 // mountMetrics serves /metrics, /livez and /readyz to the operator only

@@ -105,7 +105,9 @@ type Deps struct {
 	Limiter Limiter     // nil: no rate limit
 	Metrics *metrics.HTTP
 	Log     *slog.Logger
-	Now     func() time.Time
+	// AccessLog gets a line per request (nil: none). Stop closes it.
+	AccessLog *AccessLog
+	Now       func() time.Time
 }
 
 // Server is ytrend serve's HTTP server.
@@ -173,6 +175,9 @@ func New(cfg Config, d Deps) (*Server, error) {
 		mux.Handle(pattern, h)
 	}
 	s := &Server{cfg: cfg, deps: d, flight: newInflight(cfg.ClientInFlight, cfg.ClientQueueWait)}
+	if d.AccessLog != nil && d.Metrics != nil {
+		d.Metrics.WatchAccessLog(d.AccessLog.Dropped)
+	}
 	if !cfg.NoCache {
 		s.cache = newResponseCache(version, d.Now)
 	}
@@ -219,12 +224,30 @@ func (s *Server) Serve(ln net.Listener) error {
 
 // Stop is the soft stop: no new connections, in-flight requests finish.
 // When ctx ends first, the remaining connections are closed (the hard stop).
+// Then the access log writes its last lines.
 func (s *Server) Stop(ctx context.Context) error {
 	err := s.srv.Shutdown(ctx)
 	if err != nil {
 		s.srv.Close()
 	}
+	s.closeAccessLog(ctx)
 	return err
+}
+
+// closeAccessLog writes the access log's last lines, waiting for them until
+// ctx ends, or for accessCloseWait after a hard stop.
+func (s *Server) closeAccessLog(ctx context.Context) {
+	if s.deps.AccessLog == nil {
+		return
+	}
+	if ctx.Err() != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), accessCloseWait)
+		defer cancel()
+	}
+	if err := s.deps.AccessLog.Close(ctx); err != nil {
+		s.deps.Log.Warn("serve: the access log's last lines are lost", "err", err)
+	}
 }
 
 // Run listens on the configured address and serves until soft is closed or
@@ -252,6 +275,7 @@ func (s *Server) Run(ctx context.Context, soft <-chan struct{}, ready func(addr 
 	defer cancel()
 	if ctx.Err() != nil {
 		s.srv.Close()
+		s.closeAccessLog(ctx)
 	} else if err := s.Stop(sctx); err != nil {
 		s.deps.Log.Warn("serve: in-flight requests cut off", "err", err)
 	}

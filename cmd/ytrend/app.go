@@ -15,6 +15,7 @@ import (
 	"github.com/ytrend/ytrend/config"
 	"github.com/ytrend/ytrend/internal/redisclient"
 	"github.com/ytrend/ytrend/quota"
+	"github.com/ytrend/ytrend/server"
 	"github.com/ytrend/ytrend/store"
 )
 
@@ -42,24 +43,47 @@ func (c *cli) loadConfig(cmd *cobra.Command) (*config.Config, error) {
 	return cfg, nil
 }
 
-// newLogger builds the process's one slog handler.
+// newLogger builds the process's log: its one handler, on stderr.
 func (c *cli) newLogger() (*slog.Logger, error) {
+	format, err := c.logHandler()
+	if err != nil {
+		return nil, err
+	}
+	log := slog.New(format(c.stderr))
+	redisclient.RouteLogs(log)
+	return log, nil
+}
+
+// logHandler is the process's log format (--log-format, --log-level) over
+// a writer: the process's log on stderr, and ytrend serve's access log,
+// which batches its lines before they reach stderr (accessLog).
+func (c *cli) logHandler() (func(io.Writer) slog.Handler, error) {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(c.logLevel)); err != nil {
 		return nil, usageError{fmt.Errorf("--log-level %q: allowed debug, info, warn, error", c.logLevel)}
 	}
 	opts := &slog.HandlerOptions{Level: level}
-	var log *slog.Logger
 	switch c.logFormat {
 	case "text":
-		log = slog.New(slog.NewTextHandler(c.stderr, opts))
+		return func(w io.Writer) slog.Handler { return slog.NewTextHandler(w, opts) }, nil
 	case "json":
-		log = slog.New(slog.NewJSONHandler(c.stderr, opts))
-	default:
-		return nil, usageError{fmt.Errorf("--log-format %q: allowed text, json", c.logFormat)}
+		return func(w io.Writer) slog.Handler { return slog.NewJSONHandler(w, opts) }, nil
 	}
-	redisclient.RouteLogs(log)
-	return log, nil
+	return nil, usageError{fmt.Errorf("--log-format %q: allowed text, json", c.logFormat)}
+}
+
+// accessLog is ytrend serve's access log (serve.access_log; nil when it
+// is off): a line per request on stderr, in the process's log format,
+// written in batches; log reports the lines it drops.
+func (c *cli) accessLog(cfg *config.Config, log *slog.Logger) (*server.AccessLog, error) {
+	if !cfg.Serve.AccessLog {
+		return nil, nil
+	}
+	format, err := c.logHandler()
+	if err != nil {
+		return nil, err
+	}
+	return server.NewAccessLog(c.stderr, format, log), nil
 }
 
 // app is what the commands that touch the archive or the budget share.

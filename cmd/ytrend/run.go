@@ -48,7 +48,13 @@ status is that of "ytrend fetch": 0 ok, 75 a region stopped on quota, 1 errors.`
 				return err
 			}
 			defer a.close()
-			reports, err := daemon.Run(cmd.Context(), a.cfg, daemon.Deps{Archive: a.db, Env: config.Env(c.lookupEnv), Log: a.log}, opts)
+			deps := daemon.Deps{Archive: a.db, Env: config.Env(c.lookupEnv), Log: a.log}
+			if opts.Serve != "" {
+				if deps.AccessLog, err = c.accessLog(a.cfg, a.log); err != nil {
+					return err
+				}
+			}
+			reports, err := daemon.Run(cmd.Context(), a.cfg, deps, opts)
 			if err != nil {
 				return err
 			}

@@ -62,6 +62,10 @@ a second signal stops at once.`,
 			if err != nil {
 				return err
 			}
+			access, err := c.accessLog(cfg, log)
+			if err != nil {
+				return err
+			}
 			stop := daemon.OnSignals(cmd.Context(), tellUser(c.stderr, "finishing the requests in flight"))
 			defer stop.Close()
 			var s *server.Server
@@ -82,12 +86,12 @@ a second signal stops at once.`,
 				defer f.Close()
 				st := f.Status()
 				fmt.Fprintf(c.stderr, "ytrend: following replica %s generation %s into %s\n", st.Replica, st.Generation, cfg.Store.Path)
-				s, closeDeps, err = server.OpenFollow(stop.Hard, server.ConfigFrom(cfg), f, budget.ConfigFrom(cfg), log)
+				s, closeDeps, err = server.OpenFollow(stop.Hard, server.ConfigFrom(cfg), f, budget.ConfigFrom(cfg), log, access)
 				if err != nil {
 					return err
 				}
 			} else {
-				s, closeDeps, err = server.Open(stop.Hard, server.ConfigFrom(cfg), cfg.Store.Path, budget.ConfigFrom(cfg), log)
+				s, closeDeps, err = server.Open(stop.Hard, server.ConfigFrom(cfg), cfg.Store.Path, budget.ConfigFrom(cfg), log, access)
 				if err != nil {
 					return err
 				}

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
 	"regexp"
 	"strings"
@@ -90,6 +91,54 @@ func TestServeCommand(t *testing.T) {
 		t.Fatalf("no access log or stop line:\n%s", logs.String())
 	}
 	w.assertNoKey(logs.String(), body)
+}
+
+// ytrend serve's access log: one line per request on stderr, all of them
+// there once SIGTERM's stop is over, in the order they were asked; none at
+// all with serve.access_log: false, while the rest of the log is as ever.
+func TestServeAccessLog(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, sim.Config{})
+	w.mustRun("fetch", "US")
+	const requests = 20
+	for _, tc := range []struct {
+		yaml string
+		want int
+	}{
+		{"", requests},
+		{"serve: {access_log: false}\n", 0},
+	} {
+		w.config(tc.yaml)
+		cmd, logs := w.start("serve", "--listen", "127.0.0.1:0")
+		re := regexp.MustCompile(`serving (http://[0-9.:]+)/`)
+		var base string
+		waitFor(t, "serve listening", 30*time.Second, func() bool {
+			m := re.FindStringSubmatch(logs.String())
+			if m != nil {
+				base = m[1]
+			}
+			return m != nil
+		})
+		for i := range requests {
+			if code, body := get(t, fmt.Sprintf("%s/nothing/%02d", base, i)); code != 404 {
+				t.Fatalf("request %d: %d %.300s", i, code, body)
+			}
+		}
+		cmd.Process.Signal(syscall.SIGTERM)
+		if code, _ := exitCode(t, cmd, 60*time.Second); code != 0 {
+			t.Fatalf("%q: exit %d after SIGTERM:\n%s", tc.yaml, code, logs)
+		}
+		lines := regexp.MustCompile(`(?m)^time=\S+ level=INFO msg=http .* path=/nothing/(\d\d) .*duration_ms=\S+$`).
+			FindAllStringSubmatch(logs.String(), -1)
+		if len(lines) != tc.want || !strings.Contains(logs.String(), "stopped serving") {
+			t.Fatalf("%q: %d access lines, want %d, and the stop's line:\n%s", tc.yaml, len(lines), tc.want, logs)
+		}
+		for i, m := range lines {
+			if m[1] != fmt.Sprintf("%02d", i) {
+				t.Fatalf("line %d is request %s's:\n%s", i, m[1], logs)
+			}
+		}
+	}
 }
 
 func TestServeBadConfig(t *testing.T) {
