@@ -270,7 +270,15 @@ func (s searcher) walk(f candidateFilter, rs *rankState, rankID int64, n float64
 			done[b] = true
 		}
 		for _, r := range ranges {
+			if c != noCuts || f.since != 0 {
+				t, err := s.loadCuts(r[0], r[1], c, f.since)
+				if err != nil {
+					return err
+				}
+				rs.cutTest, c.test = t, true
+			}
 			page, err := s.candidates(f, rankID, r[0], r[1], c)
+			rs.cutTest, c.test = nil, false
 			if err != nil {
 				return err
 			}
