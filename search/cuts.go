@@ -37,6 +37,8 @@ type cutTest struct {
 	parts [][]byte
 	c     cuts
 	since int64
+
+	tested, dropped int // for WalkProbe.Tested
 }
 
 // pass reports whether video id can reach the cuts, and then the page
@@ -143,9 +145,15 @@ func passFunc(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, err
 		return int64(1), nil
 	}
 	rs := v.(*rankState)
-	rowid, _ := args[1].(int64)
-	if rs.cutTest == nil || rs.cutTest.pass(rs, -rowid) {
+	t := rs.cutTest
+	if t == nil {
 		return int64(1), nil
 	}
+	rowid, _ := args[1].(int64)
+	t.tested++
+	if t.pass(rs, -rowid) {
+		return int64(1), nil
+	}
+	t.dropped++
 	return int64(0), nil
 }

@@ -252,6 +252,7 @@ func (s searcher) walk(f candidateFilter, rs *rankState, rankID int64, n float64
 	var top []candidate
 	var group []int64
 	done := map[int64]bool{} // blocks ranked
+	var tested, dropped int  // by ytrend_pass
 	want, grow := 1, 2
 	maxGap := gapWorthClosing(n, nBlocks)
 	if nb := float64(nBlocks); n < walkFirst*nb { // fewer than walkFirst matches per block
@@ -278,6 +279,9 @@ func (s searcher) walk(f candidateFilter, rs *rankState, rankID int64, n float64
 				rs.cutTest, c.test = t, true
 			}
 			page, err := s.candidates(f, rankID, r[0], r[1], c)
+			if t := rs.cutTest; t != nil {
+				tested, dropped = tested+t.tested, dropped+t.dropped
+			}
 			rs.cutTest, c.test = nil, false
 			if err != nil {
 				return err
@@ -343,6 +347,9 @@ func (s searcher) walk(f candidateFilter, rs *rankState, rankID int64, n float64
 	}
 	if p := s.e.o.probe; p != nil && p.Walked != nil {
 		p.Walked(len(done), blocks.read)
+	}
+	if p := s.e.o.probe; p != nil && p.Tested != nil {
+		p.Tested(tested, dropped)
 	}
 	return top, nil
 }
