@@ -29,6 +29,9 @@ import (
 // charted at rank 1). The page is then exactly what ranking every match
 // would give, ties included, because the walk keeps every candidate the full
 // order (sqlCandidates' ORDER BY, mirrored by searcher.before) could place.
+// Once the page is full, each match of a range is first tested on its
+// video_cuts bounds (cuts.go), which spares most of them the seek of their
+// statistics.
 //
 // The first group holds about walkFirst matches by the query's estimated
 // document frequency, and each next group twice as many blocks as the last,
