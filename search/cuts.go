@@ -28,6 +28,14 @@ const (
 	cutEntry      = 10
 )
 
+// cutsMinPerBlock is the fewest matches a block must hold, by the query's
+// estimate, for a walk to read the block's video_cuts rows (4 rows, 10 KB):
+// below it, reading them costs more than the seeks their test spares. A
+// word with 3 matches a block, with --since, took 34 ms of CPU with them
+// and 8 without at 1M; the mixed query set costs the same with any
+// threshold from 0 to 32 (callgrind).
+const cutsMinPerBlock = 16
+
 // cutTest is what ytrend_pass tests a walk's matches with: the rows of
 // video_cuts covering the range ranked (parts[i] is part first+i; nil if
 // the archive has no such row), and the cuts and since bound of the range's

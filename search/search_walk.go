@@ -258,6 +258,7 @@ func (s searcher) walk(f candidateFilter, rs *rankState, rankID int64, n float64
 	var tested, dropped int  // by ytrend_pass
 	want, grow := 1, 2
 	maxGap := gapWorthClosing(n, nBlocks)
+	useCuts := n/float64(max(nBlocks, 1)) >= cutsMinPerBlock
 	if nb := float64(nBlocks); n < walkFirst*nb { // fewer than walkFirst matches per block
 		want = int(min(nb, walkFirst*nb/max(n, 1)))
 	}
@@ -274,7 +275,7 @@ func (s searcher) walk(f candidateFilter, rs *rankState, rankID int64, n float64
 			done[b] = true
 		}
 		for _, r := range ranges {
-			if c != noCuts || f.since != 0 {
+			if useCuts && (c != noCuts || f.since != 0) {
 				t, err := s.loadCuts(r[0], r[1], c, f.since)
 				if err != nil {
 					return err
