@@ -29,7 +29,7 @@ import (
 // million-video archive's id space, in which the word is as sparse). The
 // cost itself is a benchmark's to show, not a test's: this checks what the
 // walk does (the matches it tested on bounds, by the probe), and the page.
-func TestSparseWalkReadsNoCuts(t *testing.T) {
+func TestWalkOverSparseMatchesReadsNoCuts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds an archive of 6,000 videos")
 	}
