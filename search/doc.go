@@ -74,7 +74,10 @@
 // page it holds: for relevance, BM25 cannot exceed Σ idf·(k1+1) and the
 // trend factor cannot exceed that of a #1 video seen when the block last
 // was. Within a group, plain comparisons on the last sighting, best rank or
-// view count keep most older matches from being scored at all. A query with
+// view count keep most older matches from being scored at all, and most of
+// them are dropped before their statistics are read: video_cuts packs
+// bounds of those three values for 256 videos to a row, and a match is
+// tested on its bounds first (cuts.go). A query with
 // fewer than 1,024 matches, a raw query (FTS5's bm25 has no bound to stop
 // on) and --sort views over a few percent of the archive are ranked in one
 // pass; in views order that pass reads only each match's view count and

@@ -48,6 +48,9 @@ type WalkProbe struct {
 	// Walked, if set, learns after each walk how many blocks it ranked and
 	// how many it read.
 	Walked func(ranked, read int)
+	// Tested, if set, learns after each walk how many matches ytrend_pass
+	// tested on their bounds and how many of those it dropped (cuts.go).
+	Tested func(tested, dropped int)
 	// Group, if positive, fixes how many blocks every group ranks.
 	Group int
 	// InTx, if set, runs in each search's read transaction before its

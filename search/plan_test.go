@@ -21,7 +21,7 @@ func TestSearchPlans(t *testing.T) {
 	plan := func(query string) []node {
 		var args []any
 		if strings.Contains(query, "?10") { // sqlCandidates
-			args = []any{"[]", 0, `"x"`, -2047, -1024, "[]", 0, 10, `["10"]`, 0, -1, 1 << 30}
+			args = []any{"[]", 0, `"x"`, -2047, -1024, "[]", 0, 10, `["10"]`, 0, -1, 1 << 30, nil, false}
 		} else if strings.Contains(query, "video_blocks") {
 			args = []any{0, 1 << 60, 1 << 60, 32}
 		} else {

@@ -180,6 +180,10 @@ type rankState struct {
 	limit   int
 	textMax float64
 	kept    keyHeap
+
+	// cutTest, while a walk ranks a range, is what ytrend_pass tests its
+	// matches with (cuts.go); nil otherwise.
+	cutTest *cutTest
 }
 
 // keep reports whether a candidate can still place in the page, and
@@ -195,6 +199,23 @@ func (rs *rankState) keep(seen int64, best int, views int64) bool {
 		return rs.kept.offer(float64(views), rs.limit)
 	}
 	return len(rs.kept) < rs.limit || !(rs.textMax*boost(seen, rs.newest, best)*boundSlack < rs.kept[0])
+}
+
+// mayPlace is keep's test for bounds of a candidate's values rather than
+// the values (a last sighting and view count no lower, a best rank no
+// higher): whether a candidate with such values could place. It remembers
+// nothing.
+func (rs *rankState) mayPlace(seen int64, best int, views int64) bool {
+	if !rs.prune || len(rs.kept) < rs.limit {
+		return true
+	}
+	switch rs.order {
+	case SortRecent:
+		return float64(seen) >= rs.kept[0]
+	case SortViews:
+		return float64(views) >= rs.kept[0]
+	}
+	return !(rs.textMax*boost(seen, rs.newest, best)*boundSlack < rs.kept[0])
 }
 
 // keyHeap is a min-heap of the best keys so far.

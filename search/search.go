@@ -327,6 +327,9 @@ func (s searcher) run() ([]Hit, error) {
 // cuts are what a match must reach to place in the walk's page so far.
 type cuts struct {
 	seen, views, rank int64
+	// test: ytrend_pass tests the matches on their bounds first (cuts.go;
+	// the walk has set the rankState's cutTest).
+	test bool
 }
 
 var noCuts = cuts{seen: math.MinInt64, views: -1, rank: math.MaxInt64}
@@ -347,14 +350,15 @@ func (s searcher) candidates(f candidateFilter, rankID, lo, hi int64, c cuts) ([
 	if f.cats != "" {
 		cats = f.cats
 	}
-	args := []any{regions, f.since, f.expr, lo, hi, channels, rankID, s.q.Limit, cats, c.seen, c.views, c.rank}
+	var ids any
 	if f.ids != "" {
 		st = s.st.candidatesIn
 		if f.channels != "" {
 			st = s.st.byChannelIn
 		}
-		args = append(args, f.ids)
+		ids = f.ids
 	}
+	args := []any{regions, f.since, f.expr, lo, hi, channels, rankID, s.q.Limit, cats, c.seen, c.views, c.rank, ids, !c.test}
 	rows, err := s.stmt(st).QueryContext(s.ctx, args...)
 	if err != nil {
 		return nil, queryError(s.pq, err)

@@ -64,7 +64,10 @@ const (
 // category from its videos row), ?10 and ?11 the last sighting and view
 // count a video needs to place in the page the walk has so far (MinInt64 and
 // -1 if anything can): plain comparisons that spare the ranking function
-// most of a common word's older matches.
+// most of a common word's older matches; ?12 the same for the best rank
+// (MaxInt64). ?14 false makes ytrend_pass test each match on its video_cuts
+// bounds (cuts.go) before the join seeks its video_stats row: the walk sets
+// it with the rankState's cutTest.
 func sqlCandidates(raw, regions, channels, categories bool, order SortOrder) string {
 	var b strings.Builder
 	if regions {
@@ -92,7 +95,7 @@ func sqlCandidates(raw, regions, channels, categories bool, order SortOrder) str
 	} else {
 		b.WriteString(`s.last_seen AS seen, s.best_rank AS best FROM video_fts f JOIN video_stats s ON s.video = -f.rowid`)
 	}
-	b.WriteString(` WHERE f.video_fts MATCH ?3 AND f.rowid BETWEEN ?4 AND ?5
+	b.WriteString(` WHERE f.video_fts MATCH ?3 AND f.rowid BETWEEN ?4 AND ?5 AND (?14 OR ytrend_pass(?7, f.rowid))
 		AND s.last_seen >= ?10 AND coalesce(s.views, -1) >= ?11 AND coalesce(s.best_rank, 1073741824) <= ?12`)
 	if !regions {
 		b.WriteString(` AND s.last_seen >= ?2`)
@@ -131,6 +134,8 @@ func sqlCandidatesIn(regions, channels, categories bool, order SortOrder) string
 	q := sqlCandidates(false, regions, channels, categories, order)
 	q = strings.Replace(q, "f.video_fts MATCH ?3 AND f.rowid BETWEEN ?4 AND ?5", "?3 IS NOT NULL AND -f.value BETWEEN ?4 AND ?5", 1)
 	q = strings.Replace(q, "FROM video_fts f JOIN", "FROM json_each(?13) f JOIN", 1)
+	// Only a walk tests bounds (?14 false); a list is ranked whole.
+	q = strings.Replace(q, "(?14 OR ytrend_pass(?7, f.rowid))", "?14 IS NOT NULL", 1)
 	return strings.ReplaceAll(q, "-f.rowid", "f.value")
 }
 

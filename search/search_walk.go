@@ -29,6 +29,9 @@ import (
 // charted at rank 1). The page is then exactly what ranking every match
 // would give, ties included, because the walk keeps every candidate the full
 // order (sqlCandidates' ORDER BY, mirrored by searcher.before) could place.
+// Once the page is full, each match of a range is first tested on its
+// video_cuts bounds (cuts.go), which spares most of them the seek of their
+// statistics.
 //
 // The first group holds about walkFirst matches by the query's estimated
 // document frequency, and each next group twice as many blocks as the last,
@@ -252,8 +255,10 @@ func (s searcher) walk(f candidateFilter, rs *rankState, rankID int64, n float64
 	var top []candidate
 	var group []int64
 	done := map[int64]bool{} // blocks ranked
+	var tested, dropped int  // by ytrend_pass
 	want, grow := 1, 2
 	maxGap := gapWorthClosing(n, nBlocks)
+	useCuts := n/float64(max(nBlocks, 1)) >= cutsMinPerBlock
 	if nb := float64(nBlocks); n < walkFirst*nb { // fewer than walkFirst matches per block
 		want = int(min(nb, walkFirst*nb/max(n, 1)))
 	}
@@ -270,7 +275,18 @@ func (s searcher) walk(f candidateFilter, rs *rankState, rankID int64, n float64
 			done[b] = true
 		}
 		for _, r := range ranges {
+			if useCuts && (c != noCuts || f.since != 0) {
+				t, err := s.loadCuts(r[0], r[1], c, f.since)
+				if err != nil {
+					return err
+				}
+				rs.cutTest, c.test = t, true
+			}
 			page, err := s.candidates(f, rankID, r[0], r[1], c)
+			if t := rs.cutTest; t != nil {
+				tested, dropped = tested+t.tested, dropped+t.dropped
+			}
+			rs.cutTest, c.test = nil, false
 			if err != nil {
 				return err
 			}
@@ -335,6 +351,9 @@ func (s searcher) walk(f candidateFilter, rs *rankState, rankID int64, n float64
 	}
 	if p := s.e.o.probe; p != nil && p.Walked != nil {
 		p.Walked(len(done), blocks.read)
+	}
+	if p := s.e.o.probe; p != nil && p.Tested != nil {
+		p.Tested(tested, dropped)
 	}
 	return top, nil
 }

@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -17,7 +18,7 @@ func TestCandidatesCallKeepOnce(t *testing.T) {
 				for _, cat := range []bool{false, true} {
 					for _, o := range []SortOrder{SortRelevance, SortRecent, SortViews} {
 						q := sqlCandidates(raw, reg, ch, cat, o)
-						rows, err := db.QueryContext(ctx, "EXPLAIN "+q, nil, 0, "a", 0, 0, nil, 0, 20, nil, 0, 0, 0)
+						rows, err := db.QueryContext(ctx, "EXPLAIN "+q, nil, 0, "a", 0, 0, nil, 0, 20, nil, 0, 0, 0, nil, false)
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -59,7 +60,7 @@ func TestCandidatesInReadsTheListNotTheIndex(t *testing.T) {
 			for _, cat := range []bool{false, true} {
 				for _, o := range []SortOrder{SortRelevance, SortRecent, SortViews} {
 					q := sqlCandidatesIn(reg, ch, cat, o)
-					args := []any{"[]", 0, "a", 0, 0, "[]", 0, 20, "[]", 0, 0, 0, "[1,2]"}
+					args := []any{"[]", 0, "a", 0, 0, "[]", 0, 20, "[]", 0, 0, 0, "[1,2]", true}
 					rows, err := db.QueryContext(ctx, "EXPLAIN QUERY PLAN "+q, args...)
 					if err != nil {
 						t.Fatalf("%v\n%s", err, q)
@@ -86,6 +87,56 @@ func TestCandidatesInReadsTheListNotTheIndex(t *testing.T) {
 					}
 					if ch != strings.Contains(q, "json_each(?6)") || cat != strings.Contains(q, "json_each(?9)") || reg != strings.Contains(q, "json_each(?1)") {
 						t.Errorf("regions=%v channels=%v cats=%v %s: a filter is lost: %s", reg, ch, cat, o, q)
+					}
+				}
+			}
+		}
+	}
+}
+
+// A walk's candidates statement tests each match's bounds (ytrend_pass)
+// once, in the loop over the index, before it seeks the match's
+// video_stats row: the test is there to spare that seek.
+func TestCandidatesTestBoundsBeforeTheSeek(t *testing.T) {
+	ctx := context.Background()
+	db := openSchema(t)
+	var statsRoot int64
+	if err := db.QueryRowContext(ctx, `SELECT rootpage FROM sqlite_schema WHERE name = 'video_stats'`).Scan(&statsRoot); err != nil {
+		t.Fatal(err)
+	}
+	for _, reg := range []bool{false, true} {
+		for _, ch := range []bool{false, true} {
+			for _, cat := range []bool{false, true} {
+				for _, o := range []SortOrder{SortRelevance, SortRecent, SortViews} {
+					q := sqlCandidates(false, reg, ch, cat, o)
+					rows, err := db.QueryContext(ctx, "EXPLAIN "+q, nil, 0, "a", 0, 0, nil, 0, 20, nil, 0, 0, 0, nil, false)
+					if err != nil {
+						t.Fatal(err)
+					}
+					pass, seek, passes := -1, -1, 0
+					statsCursor := int64(-1)
+					for rows.Next() {
+						var addr, p1, p2, p3, p5 int64
+						var op string
+						var p4, comment any
+						if err := rows.Scan(&addr, &op, &p1, &p2, &p3, &p4, &p5, &comment); err != nil {
+							t.Fatal(err)
+						}
+						s, _ := p4.(string)
+						switch {
+						case op == "OpenRead" && p2 == statsRoot:
+							statsCursor = p1
+						case strings.Contains(s, "ytrend_pass"):
+							passes++
+							pass = int(addr)
+						case (op == "SeekRowid" || op == "NotExists") && p1 == statsCursor && seek < 0:
+							seek = int(addr)
+						}
+					}
+					rows.Close()
+					name := fmt.Sprintf("regions=%v channels=%v cats=%v %s", reg, ch, cat, o)
+					if passes != 1 || seek < 0 || pass > seek {
+						t.Errorf("%s: ytrend_pass %d times, the last at %d; video_stats sought at %d", name, passes, pass, seek)
 					}
 				}
 			}

@@ -46,6 +46,8 @@ func TestWalkEqualsExhaustive(t *testing.T) {
 
 	var ranked, total, walks int
 	probe.Walked = func(r, b int) { ranked, total, walks = ranked+r, total+b, walks+1 }
+	var tested, dropped int
+	probe.Tested = func(t, d int) { tested, dropped = tested+t, dropped+d }
 
 	queries := g.Queries(30)
 	for i := 0; i < 5; i++ {
@@ -72,19 +74,22 @@ func TestWalkEqualsExhaustive(t *testing.T) {
 	// One block per range query, so that every skip shows; then the walk's
 	// own growing groups.
 	stats := map[store.SortOrder][2]int{}
+	bounds := map[store.SortOrder][2]int{} // matches tested on their bounds, and dropped
 	for _, order := range []store.SortOrder{store.SortRelevance, store.SortRecent, store.SortViews} {
 		for _, f := range filters {
 			for i, text := range queries {
 				probe.Group = 1 - i%2
 				q := store.Query{Text: text, Sort: order, Limit: []int{20, 5, 100}[i%3]}
 				f.mod(&q)
-				before := [2]int{ranked, total}
+				before := [4]int{ranked, total, tested, dropped}
 				got, err := db.Search(ctx, q)
 				if err != nil {
 					t.Fatal(err)
 				}
 				st := stats[order]
 				stats[order] = [2]int{st[0] + ranked - before[0], st[1] + total - before[1]}
+				bt := bounds[order]
+				bounds[order] = [2]int{bt[0] + tested - before[2], bt[1] + dropped - before[3]}
 				q.Exhaustive = true
 				want, err := db.Search(ctx, q)
 				if err != nil {
@@ -99,11 +104,16 @@ func TestWalkEqualsExhaustive(t *testing.T) {
 	if walks == 0 {
 		t.Fatal("no search walked the blocks")
 	}
-	// The comparison means something only if the walk skips blocks.
+	// The comparison means something only if the walk skips blocks, and
+	// drops matches on their bounds.
 	for order, st := range stats {
-		t.Logf("%s: ranked %d of %d blocks", order, st[0], st[1])
+		bt := bounds[order]
+		t.Logf("%s: ranked %d of %d blocks; dropped %d of %d matches on their bounds", order, st[0], st[1], bt[1], bt[0])
 		if st[0] >= st[1] {
 			t.Errorf("%s: the walk ranked every block (%d of %d): it never stopped early", order, st[0], st[1])
+		}
+		if bt[1] == 0 {
+			t.Errorf("%s: the walk dropped no match on its bounds (of %d tested)", order, bt[0])
 		}
 	}
 }
@@ -123,7 +133,8 @@ func blockBoundsViolated(t *testing.T, db *store.DB) int {
 
 // video_blocks bounds every video of its block, as pages add videos, re-see
 // them higher on a chart, with more views and then fewer, hidden or shown;
-// and migration 0008 derives the same bounds for an archive built before it.
+// and migration 0008 derives the same bounds for an archive built before it
+// (and 0014 the same video_cuts).
 func TestVideoBlocksBoundEveryVideo(t *testing.T) {
 	db, path := openDB(t)
 	var total int
@@ -137,7 +148,7 @@ func TestVideoBlocksBoundEveryVideo(t *testing.T) {
 			}
 			vs[i] = v
 		}
-		total += saveChart(t, db, "US", t0.Add(time.Duration(d)*time.Hour), 1+d%4*50, vs...).New
+		total += saveChart(t, db, "US", t0.Add(time.Duration(d)*time.Hour+time.Duration(d%5)*time.Minute), 1+d%4*50, vs...).New
 	}
 	if total < 2100 { // three blocks
 		t.Fatalf("only %d videos", total)
@@ -152,12 +163,20 @@ func TestVideoBlocksBoundEveryVideo(t *testing.T) {
 	if len(want) < 3 {
 		t.Fatalf("%d blocks", len(want))
 	}
+	// video_cuts' entries are a function of today's values: the triggers'
+	// and migration 0014's are the same bytes.
+	const cutRows = `SELECT part, cuts FROM video_cuts ORDER BY part`
+	wantCuts := dumpRows(t, db, cutRows)
+	if len(wantCuts) < 8 {
+		t.Fatalf("%d parts", len(wantCuts))
+	}
 	// As an archive from before migration 0008 (and so every later one: 0010's,
-	// 0011's and 0012's tables and 0013's index go too).
+	// 0011's and 0012's tables, 0013's index and 0014's table go too).
 	if _, err := db.Writer().Exec(`DROP TRIGGER video_blocks_insert; DROP TRIGGER video_blocks_update; DROP TABLE video_blocks;
 		DELETE FROM index_upgrades WHERE name = 'glued_words'; DROP TABLE quota_mirror; DROP TABLE data_repairs;
 		DROP TRIGGER quota_log_window_insert; DROP TRIGGER quota_log_window_delete; DROP TRIGGER quota_log_window_update;
 		DROP TABLE quota_window; DROP INDEX video_stats_views;
+		DROP TRIGGER video_cuts_insert; DROP TRIGGER video_cuts_update; DROP TRIGGER video_cuts_delete; DROP TABLE video_cuts;
 		DELETE FROM schema_migrations WHERE version >= 8`); err != nil {
 		t.Fatal(err)
 	}
@@ -172,5 +191,8 @@ func TestVideoBlocksBoundEveryVideo(t *testing.T) {
 	}
 	if got := dumpRows(t, db, seenRank); !slices.Equal(got, want) {
 		t.Errorf("the migration's bounds\n%v\nthe triggers'\n%v", got, want)
+	}
+	if got := dumpRows(t, db, cutRows); !slices.Equal(got, wantCuts) {
+		t.Errorf("migration 0014's video_cuts differ from the triggers'")
 	}
 }
