@@ -125,6 +125,9 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	if o.readOnly {
 		return openReadOnly(ctx, path, o)
 	}
+	if err := checkCreatable(path); err != nil {
+		return nil, err
+	}
 	writer, err := sql.Open("sqlite", dsn(path, o.busyTimeout, true))
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
@@ -265,6 +268,26 @@ func readOnlyDirError(path string, reading bool, err error) error {
 	}
 	return fmt.Errorf("%w: to write %s SQLite must create %s-journal beside it, and this user cannot create files in %s "+
 		"(run ytrend as a user who can, such as the archive's owner): %v", ErrReadOnlyDir, path, name, dir, err)
+}
+
+// checkCreatable refuses an archive that does not exist and cannot be
+// created, with the reason: SQLite says only "unable to open database
+// file", which reached the user as a failure to enable WAL.
+func checkCreatable(path string) error {
+	if _, err := os.Stat(path); err == nil || errors.Is(err, fs.ErrPermission) {
+		return nil // there (or not ours to judge: SQLite says why)
+	}
+	dir := filepath.Dir(path)
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("store: there is no archive at %s, and no directory %s to create it in", path, dir)
+	case err == nil && !fi.IsDir():
+		return fmt.Errorf("store: there is no archive at %s, and %s is not a directory", path, dir)
+	case err == nil && !canWrite(dir):
+		return fmt.Errorf("%w: there is no archive at %s, and this user cannot create one in %s", ErrReadOnlyDir, path, dir)
+	}
+	return nil
 }
 
 // checkWALFiles refuses, before anything is written, an archive this user

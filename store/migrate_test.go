@@ -535,3 +535,26 @@ func TestOpenReadOnlyRefusesOtherSchemas(t *testing.T) {
 		}
 	}
 }
+
+// An archive that is not there, where none can be created, is refused with
+// the reason; SQLite says only "unable to open database file".
+func TestOpenSaysWhyNoArchiveCanBeCreated(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ path, want string }{
+		{filepath.Join(dir, "missing", "a.db"), "no directory " + filepath.Join(dir, "missing")},
+		{filepath.Join(file, "a.db"), file + " is not a directory"},
+	} {
+		db, err := store.Open(context.Background(), c.path)
+		if err == nil {
+			db.Close()
+			t.Fatalf("Open(%s) succeeded", c.path)
+		}
+		if !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Open(%s): %v; want it to say %q", c.path, err, c.want)
+		}
+	}
+}

@@ -310,3 +310,37 @@ func TestWriterRefusesWALFilesItCannotWrite(t *testing.T) {
 		t.Errorf("fetch by the archive's owner after root's open: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
+
+// An archive that is not there and cannot be created there is refused with
+// that reason, by a read command (which falls back to creating it) and by a
+// writing one alike; SQLite itself says only "unable to open database
+// file", which reached the user as a failure to enable WAL.
+func TestMissingArchiveWhereNoneCanBeCreated(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, sim.Config{})
+	dir := filepath.Join(w.dir, "ro")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	unprivileged(t, w.dir)
+	readOnlyDir(t, dir)
+	for _, c := range []struct {
+		path, want string
+	}{
+		{filepath.Join(dir, "archive.db"), "this user cannot create one in " + dir},
+		// ytrend makes a missing directory itself, and says when it cannot.
+		{filepath.Join(w.dir, "missing", "archive.db"), "create archive directory: mkdir " + filepath.Join(w.dir, "missing")},
+	} {
+		w.env["YTREND_DB"] = c.path
+		for _, args := range [][]string{{"search", "the"}, {"chart", "US"}, {"fetch", "US"}} {
+			r := w.runUnprivileged(args...)
+			if r.code == 0 || !strings.Contains(r.stderr, c.want) || strings.Contains(r.stderr, "enable WAL") {
+				t.Errorf("ytrend %v with the archive %s: exit %d, stderr %q; want a refusal saying %q",
+					args, c.path, r.code, r.stderr, c.want)
+			}
+		}
+	}
+	if names := dirNames(t, dir); len(names) != 0 {
+		t.Errorf("the read-only directory holds %v, want nothing", names)
+	}
+}
