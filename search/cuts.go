@@ -147,16 +147,11 @@ func init() {
 }
 
 func passFunc(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
-	key, _ := args[0].(int64)
-	v, ok := rankStates.Load(key)
-	if !ok {
+	rs := rankStateOf(args[0])
+	if rs == nil || rs.cutTest == nil {
 		return int64(1), nil
 	}
-	rs := v.(*rankState)
 	t := rs.cutTest
-	if t == nil {
-		return int64(1), nil
-	}
 	rowid, _ := args[1].(int64)
 	t.tested++
 	if t.pass(rs, -rowid) {

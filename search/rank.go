@@ -198,13 +198,13 @@ func (rs *rankState) keep(seen int64, best int, views int64) bool {
 	case SortViews:
 		return rs.kept.offer(float64(views), rs.limit)
 	}
-	return len(rs.kept) < rs.limit || !(rs.textMax*boost(seen, rs.newest, best)*boundSlack < rs.kept[0])
+	return rs.mayPlace(seen, best, views) // a score is known only once scored
 }
 
-// mayPlace is keep's test for bounds of a candidate's values rather than
-// the values (a last sighting and view count no lower, a best rank no
-// higher): whether a candidate with such values could place. It remembers
-// nothing.
+// mayPlace reports whether a candidate with these values could place, or
+// any candidate whose values these bound (a last sighting and view count
+// no lower, a best rank no higher: ytrend_pass's bounds). It remembers
+// nothing; keep's relevance test is this one.
 func (rs *rankState) mayPlace(seen int64, best int, views int64) bool {
 	if !rs.prune || len(rs.kept) < rs.limit {
 		return true
@@ -271,9 +271,8 @@ func init() {
 }
 
 func keepFunc(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
-	key, _ := args[0].(int64)
-	v, ok := rankStates.Load(key)
-	if !ok {
+	rs := rankStateOf(args[0])
+	if rs == nil {
 		return int64(1), nil
 	}
 	seen, _ := args[1].(int64)
@@ -282,7 +281,7 @@ func keepFunc(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, err
 	if !ok {
 		views = -1 // hidden
 	}
-	if v.(*rankState).keep(seen, int(best), views) {
+	if rs.keep(seen, int(best), views) {
 		return int64(1), nil
 	}
 	return int64(0), nil
@@ -293,6 +292,16 @@ var (
 	rankSeq    atomic.Int64
 )
 
+// rankStateOf is the rankState an SQL function's state argument names; nil
+// if none is registered (the search ended).
+func rankStateOf(key driver.Value) *rankState {
+	id, _ := key.(int64)
+	if v, ok := rankStates.Load(id); ok {
+		return v.(*rankState)
+	}
+	return nil
+}
+
 func registerRankState(rs *rankState) int64 {
 	id := rankSeq.Add(1)
 	rankStates.Store(id, rs)
@@ -302,12 +311,10 @@ func registerRankState(rs *rankState) int64 {
 func releaseRankState(id int64) { rankStates.Delete(id) }
 
 func rankFunc(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
-	key, _ := args[0].(int64)
-	v, ok := rankStates.Load(key)
-	if !ok {
+	rs := rankStateOf(args[0])
+	if rs == nil {
 		return 0.0, nil
 	}
-	rs := v.(*rankState)
 	seen, _ := args[2].(int64)
 	best, _ := args[3].(int64) // NULL (never charted) reads as 0
 	var text float64
