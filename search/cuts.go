@@ -54,59 +54,72 @@ type cutTest struct {
 // query scores its matches), by its bounds; true when the bounds are
 // unknown.
 func (t *cutTest) pass(rs *rankState, id int64) bool {
+	seen, rank, views, ok := t.bounds(id)
+	if !ok {
+		return true
+	}
+	return t.reach(seen, rank, views) && rs.mayPlace(seen, int(rank), views)
+}
+
+// bounds decodes video id's entry: its last sighting (math.MaxInt64 for
+// "never before the end of time", which the triggers write for a sighting
+// past 2^24 hours), best rank (255 for none or past 255) and views (-1:
+// hidden) bounds; false if the entry is missing or not written by
+// migration 0014's triggers.
+func (t *cutTest) bounds(id int64) (seen, rank, views int64, ok bool) {
 	p := id>>cutsPartShift - t.first
 	if p < 0 || p >= int64(len(t.parts)) {
-		return true
+		return 0, 0, 0, false
 	}
 	row := t.parts[p]
 	at := int(id&(cutsPerPart-1)) * cutEntry
 	if len(row) < at+cutEntry {
-		return true
+		return 0, 0, 0, false
 	}
-	e := row[at : at+cutEntry]
-	seen, ok1 := hexValue(e[0:6])
-	rank, ok2 := hexValue(e[6:8])
-	vlen, ok3 := hexValue(e[8:9])
-	vfirst, ok4 := hexValue(e[9:10])
-	if !ok1 || !ok2 || !ok3 || !ok4 {
-		return true // not written by migration 0014's triggers: no test
+	e := row[at : at+cutEntry : at+cutEntry]
+	var bad byte // a digit's high bits: hexDigits marks what is no digit
+	for _, c := range e[:6] {
+		d := hexDigits[c]
+		bad |= d
+		seen = seen<<4 | int64(d&15)
 	}
+	r0, r1, vl, vf := hexDigits[e[6]], hexDigits[e[7]], hexDigits[e[8]], hexDigits[e[9]]
+	if bad|r0|r1|vl|vf > 15 {
+		return 0, 0, 0, false
+	}
+	rank = int64(r0)<<4 | int64(r1)
+	vlen, vfirst := int64(vl), int64(vf)
 	if seen == 0xffffff {
 		seen = math.MaxInt64
-	} else if seen *= 3600e6; seen < t.c.seen || seen < t.since {
-		return false
+	} else {
+		seen *= 3600e6
 	}
-	if rank > t.c.rank {
-		return false
-	}
-	var views int64 = -1 // hidden
+	views = -1 // hidden
 	switch {
 	case vlen == 15:
 		views = math.MaxInt64
 	case vlen > 0:
 		views = (vfirst+1)<<(4*(vlen-1)) - 1
 	}
-	if views < t.c.views {
-		return false
-	}
-	return rs.mayPlace(seen, int(rank), views)
+	return seen, rank, views, true
 }
 
-// hexValue parses lower-case hex digits.
-func hexValue(b []byte) (int64, bool) {
-	var v int64
-	for _, c := range b {
-		switch {
-		case '0' <= c && c <= '9':
-			v = v<<4 | int64(c-'0')
-		case 'a' <= c && c <= 'f':
-			v = v<<4 | int64(c-'a'+10)
-		default:
-			return 0, false
-		}
-	}
-	return v, true
+// reach reports whether bounds reach the range's cuts and since.
+func (t *cutTest) reach(seen, rank, views int64) bool {
+	return seen >= t.c.seen && seen >= t.since && rank <= t.c.rank && views >= t.c.views
 }
+
+// hexDigits maps a lower-case hex digit to its value, anything else to
+// 0xff.
+var hexDigits = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xff
+	}
+	for i, c := range "0123456789abcdef" {
+		t[c] = byte(i)
+	}
+	return t
+}()
 
 const sqlCutParts = `SELECT part, cuts FROM video_cuts WHERE part BETWEEN ?1 AND ?2`
 

@@ -197,3 +197,25 @@ func TestMayPlaceHoldsForBounds(t *testing.T) {
 		}
 	}
 }
+
+// An entry the triggers did not write (another program's bytes, a row
+// cut short) bounds nothing: its match is tested on its values instead.
+func TestCutEntriesNotFromTheTriggersDropNothing(t *testing.T) {
+	strict := cuts{seen: math.MaxInt64, views: math.MaxInt64, rank: -1} // nothing reaches these
+	rs := &rankState{prune: true, limit: 1, kept: keyHeap{math.Inf(1)}, textMax: 1}
+	good := "0000010001" // a sighting at hour 1, rank 0, views hidden
+	for _, e := range []string{
+		"00000G0001", "00000100A1", "000001000 ", "000001000\xff", "00000100\x0001"[:10],
+		"0000010g01", "ABCDEF0101", "zzzzzzzzzz", "000001", "",
+	} {
+		ct := &cutTest{parts: [][]byte{[]byte(e)}, c: strict}
+		if !ct.pass(rs, 0) {
+			t.Errorf("entry %q: dropped", e)
+		}
+	}
+	// The same cuts drop a valid entry, so the cases above test the check.
+	row := []byte(good)
+	if (&cutTest{parts: [][]byte{row}, c: strict}).pass(rs, 0) {
+		t.Fatalf("valid entry %q passed cuts nothing reaches", good)
+	}
+}

@@ -155,11 +155,31 @@ func textScore(phrases []rankedPhrase, t Terms, docLen int, avgdl float64) float
 func boost(lastSeen, newest int64, bestRank int) float64 {
 	age := float64(max(0, newest-lastSeen))
 	fresh := math.Exp2(-age / freshHalfLife)
-	chart := 0.0
-	if bestRank >= 1 {
-		chart = min(1, max(0, 1-math.Log(float64(bestRank))/math.Log(chartDepth)))
+	return 1 + fresh*(freshWeight+chartWeight*chartOf(bestRank))
+}
+
+// chartOf is boost's chart term for a best rank (0: never charted).
+func chartOf(bestRank int) float64 {
+	if bestRank >= 0 && bestRank < len(charts) {
+		return charts[bestRank]
 	}
-	return 1 + fresh*(freshWeight+chartWeight*chart)
+	return chartTerm(bestRank)
+}
+
+// charts is chartTerm of the ranks a chart holds, computed once: a walk
+// tests a bound with it for every match it reads.
+var charts = func() (t [256]float64) {
+	for r := range t {
+		t[r] = chartTerm(r)
+	}
+	return t
+}()
+
+func chartTerm(bestRank int) float64 {
+	if bestRank < 1 {
+		return 0
+	}
+	return min(1, max(0, 1-math.Log(float64(bestRank))/math.Log(chartDepth)))
 }
 
 // rankState is what ytrend_rank needs to score one search's candidates.
@@ -287,28 +307,83 @@ func keepFunc(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, err
 	return int64(0), nil
 }
 
-var (
-	rankStates sync.Map // int64 -> *rankState
-	rankSeq    atomic.Int64
-)
+// The rankStates of the searches under way, by the id registerRankState
+// gave them, looked up by every call of the three SQL functions (once per
+// match a walk reads). Most are in a slot of a fixed table, read without a
+// lock: the id holds the slot in its low bits and a number no other search
+// had above them, so a slot's next search is never taken for the last. Past
+// rankSlots searches at once, the rest go to a map (negative ids).
+const rankSlotBits = 10
+
+var rankStates struct {
+	slots [1 << rankSlotBits]atomic.Pointer[rankEntry]
+
+	mu       sync.Mutex
+	seq      int64
+	free     []int64 // slots released
+	unused   int64   // slots below it were used at least once
+	overflow sync.Map
+}
+
+type rankEntry struct {
+	id int64
+	rs *rankState
+}
 
 // rankStateOf is the rankState an SQL function's state argument names; nil
 // if none is registered (the search ended).
 func rankStateOf(key driver.Value) *rankState {
 	id, _ := key.(int64)
-	if v, ok := rankStates.Load(id); ok {
+	if id > 0 {
+		if e := rankStates.slots[id&(1<<rankSlotBits-1)].Load(); e != nil && e.id == id {
+			return e.rs
+		}
+		return nil
+	}
+	if v, ok := rankStates.overflow.Load(id); ok {
 		return v.(*rankState)
 	}
 	return nil
 }
 
 func registerRankState(rs *rankState) int64 {
-	id := rankSeq.Add(1)
-	rankStates.Store(id, rs)
+	r := &rankStates
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.seq++
+	slot := int64(-1)
+	switch {
+	case len(r.free) > 0:
+		slot = r.free[len(r.free)-1]
+		r.free = r.free[:len(r.free)-1]
+	case r.unused < 1<<rankSlotBits:
+		slot = r.unused
+		r.unused++
+	}
+	if slot < 0 {
+		id := -r.seq
+		r.overflow.Store(id, rs)
+		return id
+	}
+	id := r.seq<<rankSlotBits | slot
+	r.slots[slot].Store(&rankEntry{id: id, rs: rs})
 	return id
 }
 
-func releaseRankState(id int64) { rankStates.Delete(id) }
+func releaseRankState(id int64) {
+	r := &rankStates
+	if id <= 0 {
+		r.overflow.Delete(id)
+		return
+	}
+	slot := id & (1<<rankSlotBits - 1)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if e := r.slots[slot].Load(); e != nil && e.id == id {
+		r.slots[slot].Store(nil)
+		r.free = append(r.free, slot)
+	}
+}
 
 func rankFunc(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
 	rs := rankStateOf(args[0])

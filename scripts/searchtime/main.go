@@ -45,8 +45,11 @@ func main() {
 	flag.Parse()
 	ctx := context.Background()
 	t0 := time.Now()
-	var ranked, read int
-	probe := &search.WalkProbe{Walked: func(a, b int) { ranked, read = a, b }}
+	var ranked, read, tested, dropped int
+	probe := &search.WalkProbe{
+		Walked: func(a, b int) { ranked, read = a, b },
+		Tested: func(a, b int) { tested, dropped = a, b },
+	}
 	d, err := store.Open(ctx, *db, store.ReadOnly(), store.WithSearch(search.WithWalkProbe(probe)))
 	if err != nil {
 		panic(err)
@@ -90,7 +93,7 @@ func main() {
 					sq.Channel = x.Args[i+1]
 				}
 			}
-			ranked, read = -1, -1
+			ranked, read, tested, dropped = -1, -1, 0, 0
 			cpu := func() float64 {
 				var ru syscall.Rusage
 				syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
@@ -109,7 +112,7 @@ func main() {
 			if r == 0 || ms < mins[qi] {
 				mins[qi] = ms
 			}
-			paths[qi] = fmt.Sprintf("ranked=%d read=%d", ranked, read)
+			paths[qi] = fmt.Sprintf("ranked=%d read=%d tested=%d dropped=%d", ranked, read, tested, dropped)
 			res[x.Kind] = append(res[x.Kind], ms)
 			if false {
 				fmt.Printf("Q %7.2f ms ranked=%d read=%d %s %q\n", ms, ranked, read, x.Kind, x.Args)
