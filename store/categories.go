@@ -220,25 +220,25 @@ type categoryNames struct {
 	any      map[string]string
 }
 
-func loadCategoryNames(ctx context.Context, q querier, rs []regions.Code) (categoryNames, error) {
-	n := categoryNames{byRegion: map[regions.Code]map[string]string{}, any: map[string]string{}}
-	cats, err := listCategories(ctx, q, rs)
-	if err != nil {
-		return n, err
+// add names id in region; the first region added for an id names it in
+// any other.
+func (n categoryNames) add(region regions.Code, id, title string) {
+	m := n.byRegion[region]
+	if m == nil {
+		m = map[string]string{}
+		n.byRegion[region] = m
 	}
-	for _, c := range cats {
-		m := n.byRegion[c.Region]
-		if m == nil {
-			m = map[string]string{}
-			n.byRegion[c.Region] = m
-		}
-		m[c.ID] = c.Title
-		if _, ok := n.any[c.ID]; !ok {
-			n.any[c.ID] = c.Title
-		}
+	m[id] = title
+	if _, ok := n.any[id]; !ok {
+		n.any[id] = title
 	}
-	return n, nil
 }
+
+// sqlCategoryNamesOf is the cached names of some category ids (?1, JSON),
+// in sqlCategoriesList's order, so that the same region names an id in any
+// other.
+const sqlCategoryNamesOf = `SELECT region, category_id, title FROM categories
+	WHERE category_id IN (SELECT value FROM json_each(?1)) ORDER BY region, CAST(category_id AS INTEGER), category_id`
 
 const sqlCategoryNames = `SELECT region, title FROM categories WHERE category_id = ? ORDER BY region`
 

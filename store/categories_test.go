@@ -170,6 +170,11 @@ func TestCategoryNamesAndFilters(t *testing.T) {
 	if want := []string{"bbb 17 Sports", "ddd 17 Sport"}; !slices.Equal(got, want) {
 		t.Errorf("search match in 17: %q, want %q", got, want)
 	}
+	// A hit in regions without names for its id: another region's, as in
+	// its history.
+	if hits, err := db.Search(ctx, store.Query{Text: "echo"}); err != nil || len(hits) != 1 || hits[0].Category != "Music" {
+		t.Errorf("search echo: %+v, %v", hits, err)
+	}
 	if hits, _ := db.Search(ctx, store.Query{Text: "match", Categories: []string{"10"}}); len(hits) != 0 {
 		t.Errorf("search match in 10: %d hits", len(hits))
 	}

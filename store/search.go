@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"fmt"
 
 	"github.com/ytrend/ytrend/regions"
 	"github.com/ytrend/ytrend/search"
@@ -43,14 +44,28 @@ func (db *DB) Search(ctx context.Context, q Query) ([]Hit, error) {
 	return db.search.Search(ctx, q)
 }
 
-// searchCategoryNames reads the cached category names inside a search's
-// transaction.
-func searchCategoryNames(ctx context.Context, tx *sql.Tx) (func(id string, in ...regions.Code) string, error) {
-	names, err := loadCategoryNames(ctx, tx, nil)
+// searchCategoryNames reads the cached names of a search's hits' category
+// ids inside its transaction: the rows of those ids only (a category list
+// per region the archive fetched, 30 or so each, would otherwise be read
+// whole for every search).
+func searchCategoryNames(query func(string, ...any) (*sql.Rows, error), ids []string) (func(id string, in ...regions.Code) string, error) {
+	n := categoryNames{byRegion: map[regions.Code]map[string]string{}, any: map[string]string{}}
+	rows, err := query(sqlCategoryNamesOf, jsonIDs(ids))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("store: category names: %w", err)
 	}
-	return names.name, nil
+	defer rows.Close()
+	for rows.Next() {
+		var region, id, title string
+		if err := rows.Scan(&region, &id, &title); err != nil {
+			return nil, fmt.Errorf("store: category names: %w", err)
+		}
+		n.add(regions.Code(region), id, title)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: category names: %w", err)
+	}
+	return n.name, nil
 }
 
 // RegramStatus says how far the re-derivation of the index's gram column
