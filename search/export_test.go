@@ -83,3 +83,25 @@ func openSchema(tb testing.TB) *sql.DB {
 	}
 	return db
 }
+
+// HoldRankStates registers rankStates no search owns, as searches under way
+// would, until every slot of the table is taken (and n more, in the map
+// past it), and returns what releases them.
+func HoldRankStates(n int) (release func()) {
+	var ids []int64
+	for held := 0; held < 1<<rankSlotBits; {
+		id := registerRankState(&rankState{})
+		ids = append(ids, id)
+		if id > 0 {
+			held++
+		}
+	}
+	for range n {
+		ids = append(ids, registerRankState(&rankState{}))
+	}
+	return func() {
+		for _, id := range ids {
+			releaseRankState(id)
+		}
+	}
+}
