@@ -11,11 +11,11 @@ import (
 )
 
 // CategoryNames reads, inside a search's read transaction, what names the
-// category ids of a page of hits in given regions ("" if none is cached).
-// The store provides it: the category cache is its table. query runs a
-// statement in the search's transaction, prepared once for the engine's
-// pool (a search runs it once).
-type CategoryNames func(query func(sql string, args ...any) (*sql.Rows, error), ids []string) (func(id string, in ...regions.Code) string, error)
+// category ids of a page of hits (videos, by their row ids) in given
+// regions ("" if none is cached). The store provides it: the category
+// cache is its table. query runs a statement in the search's transaction,
+// prepared once for the engine's pool (a search runs it once).
+type CategoryNames func(query func(sql string, args ...any) (*sql.Rows, error), videos []int64) (func(id string, in ...regions.Code) string, error)
 
 // Engine searches one archive through its pool of read connections.
 //

@@ -525,14 +525,8 @@ func (s searcher) materialize(cands []candidate) ([]Hit, error) {
 		return nil, fmt.Errorf("store: search: %w", err)
 	}
 	rows.Close()
-	cats := make([]string, 0, len(hits))
-	for _, h := range hits {
-		if !slices.Contains(cats, h.CategoryID) {
-			cats = append(cats, h.CategoryID)
-		}
-	}
 	query := func(q string, args ...any) (*sql.Rows, error) { return s.stmt(q).QueryContext(s.ctx, args...) }
-	name, err := s.e.names(query, cats)
+	name, err := s.e.names(query, ids)
 	if err != nil {
 		return nil, fmt.Errorf("store: search: %w", err)
 	}

@@ -234,11 +234,14 @@ func (n categoryNames) add(region regions.Code, id, title string) {
 	}
 }
 
-// sqlCategoryNamesOf is the cached names of some category ids (?1, JSON),
-// in sqlCategoriesList's order, so that the same region names an id in any
-// other.
+// sqlCategoryNamesOf is the cached names of the category ids of some
+// videos (?1, JSON row ids), in sqlCategoriesList's order, so that the same
+// region names an id in any other. The ids are compared as stored: passing
+// them through JSON would turn bytes that are not UTF-8 (an archive another
+// program wrote) into U+FFFD, and lose their names.
 const sqlCategoryNamesOf = `SELECT region, category_id, title FROM categories
-	WHERE category_id IN (SELECT value FROM json_each(?1)) ORDER BY region, CAST(category_id AS INTEGER), category_id`
+	WHERE category_id IN (SELECT category_id FROM videos WHERE id IN (SELECT value FROM json_each(?1)))
+	ORDER BY region, CAST(category_id AS INTEGER), category_id`
 
 const sqlCategoryNames = `SELECT region, title FROM categories WHERE category_id = ? ORDER BY region`
 

@@ -191,3 +191,29 @@ func TestCategoryNamesAndFilters(t *testing.T) {
 		t.Errorf("export of 17: %q, %v; want %q", rows, err, want)
 	}
 }
+
+// A category id that is not UTF-8 (an archive another program wrote:
+// ytrend cleans what it stores) is named in search as in history: the ids
+// are compared as stored, never passed through JSON, which would make
+// U+FFFD of the bad byte.
+func TestCategoryNameOfBytesNotUTF8(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openDB(t)
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	saveChart(t, db, "US", t0, 1, vid("fff", "Foxtrot song", 10))
+	if _, err := db.Writer().ExecContext(ctx, `UPDATE videos SET category_id = CAST(X'31ff' AS TEXT) WHERE video_id = 'fff'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Writer().ExecContext(ctx, `INSERT INTO categories (region, category_id, title, assignable, fetched_at)
+		VALUES ('US', CAST(X'31ff' AS TEXT), 'Odd', 1, 1)`); err != nil {
+		t.Fatal(err)
+	}
+	h, err := db.History(ctx, "fff")
+	if err != nil || h.Category != "Odd" {
+		t.Fatalf("history: %q, %v", h.Category, err)
+	}
+	hits, err := db.Search(ctx, store.Query{Text: "foxtrot"})
+	if err != nil || len(hits) != 1 || hits[0].Category != "Odd" {
+		t.Fatalf("search: %+v, %v", hits, err)
+	}
+}

@@ -44,13 +44,13 @@ func (db *DB) Search(ctx context.Context, q Query) ([]Hit, error) {
 	return db.search.Search(ctx, q)
 }
 
-// searchCategoryNames reads the cached names of a search's hits' category
-// ids inside its transaction: the rows of those ids only (a category list
-// per region the archive fetched, 30 or so each, would otherwise be read
-// whole for every search).
-func searchCategoryNames(query func(string, ...any) (*sql.Rows, error), ids []string) (func(id string, in ...regions.Code) string, error) {
+// searchCategoryNames reads the cached names of the category ids of a
+// search's hits (videos, by row id) inside its transaction: only those
+// ids' names come back to Go (a category list per region the archive
+// fetched, 30 or so each, was read into maps for every search).
+func searchCategoryNames(query func(string, ...any) (*sql.Rows, error), videos []int64) (func(id string, in ...regions.Code) string, error) {
 	n := categoryNames{byRegion: map[regions.Code]map[string]string{}, any: map[string]string{}}
-	rows, err := query(sqlCategoryNamesOf, jsonIDs(ids))
+	rows, err := query(sqlCategoryNamesOf, jsonIDs(videos))
 	if err != nil {
 		return nil, fmt.Errorf("store: category names: %w", err)
 	}
