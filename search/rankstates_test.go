@@ -25,12 +25,12 @@ import (
 // the state); and again while the slots are freed under them.
 func TestSearchesPastTheRankTable(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds an archive of 3,000 videos")
+		t.Skip("builds an archive of 1,200 videos")
 	}
 	ctx := context.Background()
 	g := synth.New(synth.Config{Seed: 11, RunEvery: 24 * time.Hour})
 	path := filepath.Join(t.TempDir(), "a.db")
-	if _, err := archivetest.Build(ctx, path, g, 3000, nil); err != nil {
+	if _, err := archivetest.Build(ctx, path, g, 1200, nil); err != nil {
 		t.Fatal(err)
 	}
 	var tested atomic.Int64
