@@ -312,7 +312,8 @@ func keepFunc(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, err
 // match a walk reads). Most are in a slot of a fixed table, read without a
 // lock: the id holds the slot in its low bits and a number no other search
 // had above them, so a slot's next search is never taken for the last. Past
-// rankSlots searches at once, the rest go to a map (negative ids).
+// 1,024 searches at once (1<<rankSlotBits), the rest go to a map (negative
+// ids).
 const rankSlotBits = 10
 
 var rankStates struct {
