@@ -150,15 +150,37 @@ func (w *world) command(args ...string) *exec.Cmd {
 
 func (w *world) run(args ...string) result {
 	w.t.Helper()
-	cmd := w.command(args...)
+	return w.runCmd(w.command(args...), 0)
+}
+
+// runCmd runs cmd, one of w.command's, to its end and returns what it
+// printed and its exit code. within, if positive, is how long it may run:
+// one still running then is killed and fails the test, instead of holding
+// it until go test's own timeout.
+func (w *world) runCmd(cmd *exec.Cmd, within time.Duration) result {
+	w.t.Helper()
+	what := fmt.Sprintf("ytrend %v", cmd.Args[1:])
+	if a := cmd.SysProcAttr; a != nil && a.Credential != nil {
+		what += fmt.Sprintf(" as uid %d", a.Credential.Uid)
+	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
+	if err := cmd.Start(); err != nil {
+		w.t.Fatalf("%s: %v", what, err)
+	}
+	var timer *time.Timer
+	if within > 0 {
+		timer = time.AfterFunc(within, func() { cmd.Process.Kill() })
+	}
+	err := cmd.Wait()
+	if timer != nil && !timer.Stop() {
+		w.t.Fatalf("%s was still running after %v; stderr:\n%s", what, within, errb.String())
+	}
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
 	} else if err != nil {
-		w.t.Fatalf("ytrend %v: %v", args, err)
+		w.t.Fatalf("%s: %v", what, err)
 	}
 	return result{out.String(), errb.String(), code}
 }

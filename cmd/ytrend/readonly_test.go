@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"database/sql"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -107,24 +106,7 @@ func refuseAsItIs(w *world, sqlText, want string, commands [][]string) {
 // the test, instead of holding it until go test's own timeout.
 func (w *world) runWithin(d time.Duration, args ...string) result {
 	w.t.Helper()
-	cmd := w.command(args...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Start(); err != nil {
-		w.t.Fatalf("ytrend %v: %v", args, err)
-	}
-	timer := time.AfterFunc(d, func() { cmd.Process.Kill() })
-	err := cmd.Wait()
-	if !timer.Stop() {
-		w.t.Fatalf("ytrend %v was still running after %v; stderr:\n%s", args, d, errb.String())
-	}
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		w.t.Fatalf("ytrend %v: %v", args, err)
-	}
-	return result{out.String(), errb.String(), code}
+	return w.runCmd(w.command(args...), d)
 }
 
 func readArchive(t testing.TB, path string) []byte {
@@ -206,16 +188,7 @@ func (w *world) runAs(uid uint32, args ...string) result {
 	w.t.Helper()
 	cmd := w.command(args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: uid}}
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		w.t.Fatalf("ytrend %v as uid %d: %v", args, uid, err)
-	}
-	return result{out.String(), errb.String(), code}
+	return w.runCmd(cmd, 0)
 }
 
 // unprivileged opens the way to dir (a world's directory) for the user
