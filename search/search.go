@@ -477,7 +477,8 @@ func (s searcher) materialize(cands []candidate) ([]Hit, error) {
 			hits[i].Views = &v
 		}
 	}
-	rows, err := s.stmt(s.st.videos).QueryContext(s.ctx, jsonIDs(ids))
+	idList := jsonIDs(ids)
+	rows, err := s.stmt(s.st.videos).QueryContext(s.ctx, idList)
 	if err != nil {
 		return nil, fmt.Errorf("store: search: %w", err)
 	}
@@ -507,7 +508,7 @@ func (s searcher) materialize(cands []candidate) ([]Hit, error) {
 	if len(s.q.Regions) > 0 {
 		within = jsonIDs(s.q.Regions)
 	}
-	rows, err = s.stmt(s.st.regions).QueryContext(s.ctx, jsonIDs(ids), within)
+	rows, err = s.stmt(s.st.regions).QueryContext(s.ctx, idList, within)
 	if err != nil {
 		return nil, fmt.Errorf("store: search: %w", err)
 	}
