@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 
 	"github.com/ytrend/ytrend/budget"
@@ -171,12 +172,9 @@ func (a *app) close() {
 	}
 }
 
-// isTerminal reports whether w is a terminal, for bold highlights and bars.
+// isTerminal reports whether w is a terminal, for bold highlights and bars:
+// not merely a character device, which /dev/null is too.
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	return ok && isatty.IsTerminal(f.Fd())
 }

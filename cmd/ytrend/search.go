@@ -111,7 +111,7 @@ matches. --exhaustive scores every match (slow on common words; for checking).`,
 			if asJSON {
 				return writeJSON(c.stdout, view.Hits(hits))
 			}
-			printHits(c.stdout, hits, time.Now())
+			printHits(c.stdout, hits, q.MarkOpen, q.MarkClose, time.Now())
 			return nil
 		},
 	}
@@ -146,7 +146,9 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("--since %q: want a duration such as 24h or 7d, or a date such as 2026-11-01", s)
 }
 
-func printHits(w io.Writer, hits []store.Hit, now time.Time) {
+// printHits prints hits for a person; open and close are the highlight marks
+// the search put in the snippets.
+func printHits(w io.Writer, hits []store.Hit, open, close string, now time.Time) {
 	if len(hits) == 0 {
 		fmt.Fprintln(w, "no matches")
 		return
@@ -166,9 +168,25 @@ func printHits(w io.Writer, hits []store.Hit, now time.Time) {
 			oneLine(humanfmt.Terminal(h.ChannelTitle)), oneLine(humanfmt.Terminal(categoryText(h.CategoryID, h.Category))), views, rank, regionList(h.Regions),
 			config.FormatDuration(now.Sub(h.LastSeen).Round(time.Minute)))
 		if h.Snippet != "" {
-			fmt.Fprintf(w, "    %s\n", oneLine(humanfmt.Terminal(h.Snippet)))
+			fmt.Fprintf(w, "    %s\n", oneLine(markedTerminal(h.Snippet, open, close)))
 		}
 	}
+}
+
+// markedTerminal is humanfmt.Terminal for a snippet: the archive text
+// between the highlight marks is escaped and the marks are kept, so bold on
+// a terminal stays bold instead of printing as "\x1b[1m". Archive text that
+// spells a mark itself can only turn bold on or off.
+func markedTerminal(s, open, close string) string {
+	parts := strings.Split(s, open)
+	for i, p := range parts {
+		inner := strings.Split(p, close)
+		for j := range inner {
+			inner[j] = humanfmt.Terminal(inner[j])
+		}
+		parts[i] = strings.Join(inner, close)
+	}
+	return strings.Join(parts, open)
 }
 
 func regionList(rs []regions.Code) string {
