@@ -46,7 +46,8 @@ the text to SQLite FTS5 as query syntax (AND, OR, NOT, "phrases", prefix*).
 
 Results are one per video: regions it trended in, its best rank, when it was
 last seen, its views, its category, and a snippet with the match highlighted
-(bold on a terminal, <mark>...</mark> in --json). --json also has category_id
+(bold on a terminal unless NO_COLOR is set or TERM is dumb, [brackets]
+elsewhere, <mark>...</mark> in --json). --json also has category_id
 and category (the name; "" when the archive has none for the id).
 
 --category keeps one category: its id, or its name in any case, looked up in
@@ -87,7 +88,7 @@ matches. --exhaustive scores every match (slow on common words; for checking).`,
 			if limit < 1 || limit > 500 {
 				return usageError{fmt.Errorf("--limit %d: allowed 1-500", limit)}
 			}
-			color := !asJSON && isTerminal(c.stdout)
+			color := !asJSON && isTerminal(c.stdout) && c.styled()
 			switch {
 			case asJSON:
 				q.MarkOpen, q.MarkClose = markOpen, markEnd
@@ -171,6 +172,16 @@ func printHits(w io.Writer, hits []store.Hit, open, close string, now time.Time)
 			fmt.Fprintf(w, "    %s\n", oneLine(markedTerminal(h.Snippet, open, close)))
 		}
 	}
+}
+
+// styled reports whether the user lets output to a terminal be styled:
+// not with NO_COLOR set to anything (no-color.org), nor on a dumb terminal.
+func (c *cli) styled() bool {
+	if v, _ := c.lookupEnv("NO_COLOR"); v != "" {
+		return false
+	}
+	term, _ := c.lookupEnv("TERM")
+	return term != "dumb"
 }
 
 // markedTerminal is humanfmt.Terminal for a snippet: the archive text

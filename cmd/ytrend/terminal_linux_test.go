@@ -48,6 +48,39 @@ func openPTY(t *testing.T) (pty, tty *os.File) {
 // every highlight as the text "\x1b[1m".
 func TestSearchOnATerminalHighlightsInBold(t *testing.T) {
 	t.Parallel()
+	w := escapeWorld(t)
+	s := w.searchOnATerminal(t, "TERM=xterm")
+	if !strings.Contains(s, boldOn+"escape"+boldOff) {
+		t.Errorf("the match is not in bold on a terminal: %q", s)
+	}
+	if !strings.Contains(s, `\x1b]0;pwned\x07`) {
+		t.Errorf("the title's control characters are not shown as escapes: %q", s)
+	}
+	if rest := strings.NewReplacer(boldOn, "", boldOff, "").Replace(s); strings.ContainsAny(rest, "\x1b\x07") {
+		t.Errorf("a control character other than bold on and off reached the terminal: %q", s)
+	}
+}
+
+// NO_COLOR (no-color.org) and a dumb terminal turn bold off; the matches
+// are then in brackets, as in a pipe.
+func TestSearchOnATerminalWithoutStyle(t *testing.T) {
+	t.Parallel()
+	w := escapeWorld(t)
+	for _, env := range [][]string{{"NO_COLOR=1", "TERM=xterm"}, {"TERM=dumb"}} {
+		s := w.searchOnATerminal(t, env...)
+		if strings.Contains(s, boldOn) || strings.Contains(s, boldOff) {
+			t.Errorf("%v: bold on the terminal: %q", env, s)
+		}
+		if !strings.Contains(s, "[escape]") {
+			t.Errorf("%v: the match is not in brackets: %q", env, s)
+		}
+	}
+}
+
+// escapeWorld is a world whose archive holds one video, its title with an
+// escape sequence that would set the terminal's window title.
+func escapeWorld(t *testing.T) *world {
+	t.Helper()
 	w := newWorld(t, sim.Config{})
 	db := w.openDB()
 	at := time.Date(2020, 8, 12, 0, 0, 0, 0, time.UTC)
@@ -61,9 +94,24 @@ func TestSearchOnATerminalHighlightsInBold(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
+	return w
+}
 
+// searchOnATerminal runs ytrend with its output on a pseudo-terminal and
+// returns what the terminal received. Leading NAME=value arguments are
+// set in its environment; without other arguments it runs search escape.
+func (w *world) searchOnATerminal(t *testing.T, args ...string) string {
+	t.Helper()
+	var env []string
+	for len(args) > 0 && strings.Contains(args[0], "=") {
+		env, args = append(env, args[0]), args[1:]
+	}
+	if len(args) == 0 {
+		args = []string{"search", "escape"}
+	}
 	pty, tty := openPTY(t)
-	cmd := w.command("search", "escape")
+	cmd := w.command(args...)
+	cmd.Env = append(cmd.Env, env...)
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = tty, &stderr
 	if err := cmd.Start(); err != nil {
@@ -72,18 +120,9 @@ func TestSearchOnATerminalHighlightsInBold(t *testing.T) {
 	tty.Close() // the child holds it; reads end (EIO) once it exits
 	out, _ := io.ReadAll(pty)
 	if err := cmd.Wait(); err != nil {
-		t.Fatalf("ytrend search: %v\n%s", err, stderr.String())
+		t.Fatalf("ytrend %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
 	}
-	s := string(out)
-	if !strings.Contains(s, boldOn+"escape"+boldOff) {
-		t.Errorf("the match is not in bold on a terminal: %q", s)
-	}
-	if !strings.Contains(s, `\x1b]0;pwned\x07`) {
-		t.Errorf("the title's control characters are not shown as escapes: %q", s)
-	}
-	if rest := strings.NewReplacer(boldOn, "", boldOff, "").Replace(s); strings.ContainsAny(rest, "\x1b\x07") {
-		t.Errorf("a control character other than bold on and off reached the terminal: %q", s)
-	}
+	return string(out)
 }
 
 // /dev/null is a character device but not a terminal: output sent there
