@@ -27,11 +27,12 @@ help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: build
-# Without cgo: nothing in ytrend needs it (SQLite is pure Go), and a static
-# binary skips the dynamic loader and libc, about 1 ms of every process's
-# start, which a `ytrend search` pays per query (BENCHMARKS.md, issue 21).
-build: ## Build bin/ytrend (static, without cgo)
-	CGO_ENABLED=0 $(GO) build -o $(BIN) ./cmd/ytrend
+# With cgo where a C compiler is found, as go build does: host names then
+# resolve through the system's resolver (NSS: mDNS, LDAP, ...), not only
+# /etc/hosts and DNS. `CGO_ENABLED=0 make build` gives a static binary
+# whose every process starts about 1 ms sooner (BENCHMARKS.md, issue 21).
+build: ## Build bin/ytrend
+	$(GO) build -o $(BIN) ./cmd/ytrend
 
 .PHONY: test
 test: ## go vet, the whole suite under -race, the search walk's full-size checks (and every open's searches alike), then a short fuzz of search text, raw queries against filters, schedule.yaml, dataset files and serve's search parameters
