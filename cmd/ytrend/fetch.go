@@ -135,7 +135,7 @@ func printSummary(w io.Writer, reports []ingest.Report) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "REGION\tSTATUS\tPAGES\tVIDEOS\tNEW\tUPDATED\tUNITS\tDETAIL")
 	for _, r := range reports {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", r.Region, r.Status, r.Pages, r.Videos, r.New, r.Updated, r.Units, detail(r))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", r.Region, r.Status, r.Pages, r.Videos, r.New, r.Updated, r.Units, termLine(detail(r)))
 	}
 	tw.Flush()
 }

@@ -73,8 +73,8 @@ func videoIDArg(s string) string {
 func printHistory(w io.Writer, h store.History) {
 	// Archive text is printed through humanfmt.Terminal: an archive
 	// imported before imports removed control characters may hold them.
-	fmt.Fprintf(w, "%s  %s — %s · %s\n", humanfmt.Terminal(h.VideoID), oneLine(humanfmt.Terminal(h.Title)),
-		oneLine(humanfmt.Terminal(h.ChannelTitle)), oneLine(humanfmt.Terminal(categoryText(h.CategoryID, h.Category))))
+	fmt.Fprintf(w, "%s  %s — %s · %s\n", termLine(h.VideoID), termLine(h.Title),
+		termLine(h.ChannelTitle), termLine(categoryText(h.CategoryID, h.Category)))
 	if len(h.Regions) == 0 {
 		fmt.Fprintln(w, "never on a chart this archive holds")
 		return

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -120,6 +122,74 @@ func TestOlderArchiveControlCharactersPrintedAsEscapes(t *testing.T) {
 		}
 		if !strings.Contains(out, `escape \x1b[2J\x1b]0;pwned\x07 \u009b31m`) || !strings.Contains(out, `Chan\x1b[5m`) {
 			t.Errorf("ytrend %s does not show the controls as escapes: %q", strings.Join(args, " "), out)
+		}
+	}
+}
+
+// A line break or a tab in archive text cannot forge a line or a column:
+// chart printed a channel title's as they were (red team), so one holding
+// "\n   2\tNEW\t..." added a row to the table. Imports keep line breaks and
+// tabs, which a description may hold.
+func TestArchiveTextCannotForgeRows(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, sim.Config{})
+	db := w.openDB()
+	at := time.Date(2020, 8, 12, 0, 0, 0, 0, time.UTC)
+	forged := "\n   2\tNEW\tFree giftcard\tYouTube\t   9.9M"
+	_, err := db.ImportChart(context.Background(), store.ImportedChart{Region: "US", Pages: []store.Page{{
+		FetchedAt: at, FirstRank: 1, Videos: []store.Video{{
+			ID: "forge000001", Title: "forge title" + forged, ChannelTitle: "Chan" + forged, CategoryID: "22",
+			PublishedAt: at.Add(-time.Hour),
+		}},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	for _, args := range [][]string{{"chart", "US"}, {"search", "forge"}, {"history", "forge000001"}} {
+		out := w.mustRun(args...).stdout
+		for _, line := range strings.Split(out, "\n") {
+			if strings.HasPrefix(strings.TrimSpace(line), "2 ") || strings.Contains(line, "\t") {
+				t.Errorf("ytrend %s printed a forged line %q:\n%s", strings.Join(args, " "), line, out)
+			}
+		}
+	}
+}
+
+// A run's error can quote what the API answered; fetch's summary and runs
+// print it on one line with its controls as escapes (red team: an error
+// carrying OSC 52, which writes the clipboard, reached the terminal raw,
+// and a line break in it forged a row of runs).
+func TestRunErrorsPrintedOnOneSafeLine(t *testing.T) {
+	t.Parallel()
+	const hostile = "bad \x1b]52;c;ZXZpbA==\x07 request\n99  US  cli  2026-01-01 00:00:00  fake"
+	w := newWorld(t, sim.Config{}, func(s *sim.Server) http.Handler {
+		return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+			if !strings.HasSuffix(r.URL.Path, "/videos") {
+				s.ServeHTTP(rw, r)
+				return
+			}
+			rw.Header().Set("Content-Type", "application/json")
+			rw.WriteHeader(http.StatusBadRequest)
+			json.NewEncoder(rw).Encode(map[string]any{"error": map[string]any{"code": 400, "message": hostile,
+				"errors": []any{map[string]any{"message": hostile, "domain": "global", "reason": "badRequest"}}}})
+		})
+	})
+	fetch := w.run("fetch", "US")
+	if fetch.code == 0 {
+		t.Fatalf("fetch against a 400 exited 0:\n%s", fetch.stdout)
+	}
+	for name, out := range map[string]string{"fetch": fetch.stdout, "runs": w.mustRun("runs").stdout} {
+		if !strings.Contains(out, `\x1b`) { // runs cuts the detail at 80 characters
+			t.Errorf("%s does not show the error's controls as escapes:\n%q", name, out)
+		}
+		if strings.ContainsAny(out, "\x1b\x07") {
+			t.Errorf("%s printed a control character: %q", name, out)
+		}
+		for _, line := range strings.Split(out, "\n") {
+			if strings.HasPrefix(line, "99 ") {
+				t.Errorf("%s printed a forged row %q", name, line)
+			}
 		}
 	}
 }

@@ -80,7 +80,7 @@ func printRuns(w io.Writer, runs []store.Run, now time.Time) {
 			}
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", r.ID, r.Region, r.Trigger,
-			r.StartedAt.UTC().Format("2006-01-02 15:04:05"), dur, r.Pages, r.Videos, r.Units, r.Status, truncate(d, 80))
+			r.StartedAt.UTC().Format("2006-01-02 15:04:05"), dur, r.Pages, r.Videos, r.Units, r.Status, truncate(termLine(d), 80))
 	}
 	tw.Flush()
 }

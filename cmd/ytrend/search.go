@@ -1,6 +1,8 @@
 package main
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"strings"
@@ -88,12 +90,13 @@ matches. --exhaustive scores every match (slow on common words; for checking).`,
 			if limit < 1 || limit > 500 {
 				return usageError{fmt.Errorf("--limit %d: allowed 1-500", limit)}
 			}
-			color := !asJSON && isTerminal(c.stdout) && c.styled()
+			var bold *strings.Replacer // the marks to turn into bold, on a terminal
 			switch {
 			case asJSON:
 				q.MarkOpen, q.MarkClose = markOpen, markEnd
-			case color:
-				q.MarkOpen, q.MarkClose = boldOn, boldOff
+			case isTerminal(c.stdout) && c.styled():
+				q.MarkOpen, q.MarkClose = termMarks()
+				bold = strings.NewReplacer(q.MarkOpen, boldOn, q.MarkClose, boldOff)
 			default:
 				q.MarkOpen, q.MarkClose = "[", "]"
 			}
@@ -112,7 +115,7 @@ matches. --exhaustive scores every match (slow on common words; for checking).`,
 			if asJSON {
 				return writeJSON(c.stdout, view.Hits(hits))
 			}
-			printHits(c.stdout, hits, q.MarkOpen, q.MarkClose, time.Now())
+			printHits(c.stdout, hits, bold, time.Now())
 			return nil
 		},
 	}
@@ -147,9 +150,10 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("--since %q: want a duration such as 24h or 7d, or a date such as 2026-11-01", s)
 }
 
-// printHits prints hits for a person; open and close are the highlight marks
-// the search put in the snippets.
-func printHits(w io.Writer, hits []store.Hit, open, close string, now time.Time) {
+// printHits prints hits for a person. bold, when not nil, turns the
+// snippets' highlight marks (termMarks) into bold once their text is
+// escaped for the terminal.
+func printHits(w io.Writer, hits []store.Hit, bold *strings.Replacer, now time.Time) {
 	if len(hits) == 0 {
 		fmt.Fprintln(w, "no matches")
 		return
@@ -163,13 +167,15 @@ func printHits(w io.Writer, hits []store.Hit, open, close string, now time.Time)
 		if h.BestRank > 0 {
 			rank = fmt.Sprintf("best #%d", h.BestRank)
 		}
-		// Archive text goes through humanfmt.Terminal: an archive imported
-		// before imports removed control characters may hold them.
-		fmt.Fprintf(w, "%2d. %s\n    %s · %s · %s · %s in %s · seen %s ago\n", i+1, oneLine(humanfmt.Terminal(h.Title)),
-			oneLine(humanfmt.Terminal(h.ChannelTitle)), oneLine(humanfmt.Terminal(categoryText(h.CategoryID, h.Category))), views, rank, regionList(h.Regions),
+		fmt.Fprintf(w, "%2d. %s\n    %s · %s · %s · %s in %s · seen %s ago\n", i+1, termLine(h.Title),
+			termLine(h.ChannelTitle), termLine(categoryText(h.CategoryID, h.Category)), views, rank, regionList(h.Regions),
 			config.FormatDuration(now.Sub(h.LastSeen).Round(time.Minute)))
 		if h.Snippet != "" {
-			fmt.Fprintf(w, "    %s\n", oneLine(markedTerminal(h.Snippet, open, close)))
+			s := termLine(h.Snippet)
+			if bold != nil {
+				s = bold.Replace(s)
+			}
+			fmt.Fprintf(w, "    %s\n", s)
 		}
 	}
 }
@@ -184,20 +190,17 @@ func (c *cli) styled() bool {
 	return term != "dumb"
 }
 
-// markedTerminal is humanfmt.Terminal for a snippet: the archive text
-// between the highlight marks is escaped and the marks are kept, so bold on
-// a terminal stays bold instead of printing as "\x1b[1m". Archive text that
-// spells a mark itself can only turn bold on or off.
-func markedTerminal(s, open, close string) string {
-	parts := strings.Split(s, open)
-	for i, p := range parts {
-		inner := strings.Split(p, close)
-		for j := range inner {
-			inner[j] = humanfmt.Terminal(inner[j])
-		}
-		parts[i] = strings.Join(inner, close)
-	}
-	return strings.Join(parts, open)
+// termMarks returns highlight marks that no archive text can spell: a
+// private-use character and a token drawn for this process. Snippets are
+// escaped for the terminal with the marks in them (humanfmt.Terminal leaves
+// them as they are), and only then do the marks become bold on and off, so
+// an ESC[1m in an older archive's text prints as visible text and cannot
+// leave the terminal in bold.
+func termMarks() (open, close string) {
+	var b [8]byte
+	rand.Read(b[:]) // never fails (crypto/rand, Go 1.24+)
+	tok := hex.EncodeToString(b[:])
+	return "\ue000" + tok, "\ue001" + tok
 }
 
 func regionList(rs []regions.Code) string {
@@ -215,3 +218,10 @@ func regionList(rs []regions.Code) string {
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// termLine is archive text as one line that is safe on a terminal: control
+// characters shown as escapes (an archive imported before imports removed
+// them may hold them; a run's error may quote an API's reply), and line
+// breaks and tabs folded into spaces, so no field can forge a line or a
+// column of a table.
+func termLine(s string) string { return oneLine(humanfmt.Terminal(s)) }

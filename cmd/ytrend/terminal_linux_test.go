@@ -45,7 +45,8 @@ func openPTY(t *testing.T) (pty, tty *os.File) {
 // On a terminal, search shows its matches in bold, with the terminal's own
 // bold on and off, while control characters in the archive's text still
 // print as visible escapes. Both went through one escaping, which printed
-// every highlight as the text "\x1b[1m".
+// every highlight as the text "\x1b[1m"; then a bold on spelled by the
+// archive's text reached the terminal as a mark (red team).
 func TestSearchOnATerminalHighlightsInBold(t *testing.T) {
 	t.Parallel()
 	w := escapeWorld(t)
@@ -55,6 +56,14 @@ func TestSearchOnATerminalHighlightsInBold(t *testing.T) {
 	}
 	if !strings.Contains(s, `\x1b]0;pwned\x07`) {
 		t.Errorf("the title's control characters are not shown as escapes: %q", s)
+	}
+	if !strings.Contains(s, `\x1b[1m title`) {
+		t.Errorf("the title's own bold on is not shown as an escape: %q", s)
+	}
+	// Once for the match in the snippet, and no more: the title's own
+	// ESC[1m would leave the terminal in bold.
+	if on, off := strings.Count(s, boldOn), strings.Count(s, boldOff); on != 1 || off != 1 {
+		t.Errorf("bold on %d times and off %d times, want once each: %q", on, off, s)
 	}
 	if rest := strings.NewReplacer(boldOn, "", boldOff, "").Replace(s); strings.ContainsAny(rest, "\x1b\x07") {
 		t.Errorf("a control character other than bold on and off reached the terminal: %q", s)
@@ -78,7 +87,8 @@ func TestSearchOnATerminalWithoutStyle(t *testing.T) {
 }
 
 // escapeWorld is a world whose archive holds one video, its title with an
-// escape sequence that would set the terminal's window title.
+// escape sequence that would set the terminal's window title and one that
+// would turn bold on for good.
 func escapeWorld(t *testing.T) *world {
 	t.Helper()
 	w := newWorld(t, sim.Config{})
@@ -86,7 +96,7 @@ func escapeWorld(t *testing.T) *world {
 	at := time.Date(2020, 8, 12, 0, 0, 0, 0, time.UTC)
 	_, err := db.ImportChart(context.Background(), store.ImportedChart{Region: "US", Pages: []store.Page{{
 		FetchedAt: at, FirstRank: 1, Videos: []store.Video{{
-			ID: "escape00001", Title: "escape \x1b]0;pwned\x07 title", ChannelTitle: "Chan", CategoryID: "22",
+			ID: "escape00001", Title: "escape \x1b]0;pwned\x07 \x1b[1m title", ChannelTitle: "Chan", CategoryID: "22",
 			PublishedAt: at.Add(-time.Hour),
 		}},
 	}}})
