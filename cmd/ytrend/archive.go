@@ -72,7 +72,7 @@ func printReplicas(w io.Writer, sts []replication.Status) {
 			lag = fmt.Sprintf("%.1fs", st.LagSeconds)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", st.Replica, orDash(st.Generation), orDash(st.Position), lag,
-			formatTime(st.LastSync), formatTime(st.LastSnapshot), st.Errors, orDash(st.LastError))
+			formatTime(st.LastSync), formatTime(st.LastSnapshot), st.Errors, orDash(termLine(st.LastError)))
 	}
 	tw.Flush()
 }

@@ -72,12 +72,12 @@ func printStatus(w io.Writer, st quota.Status, backend string) {
 	tw.Flush()
 	if st.Exhausted != nil {
 		fmt.Fprintf(w, "\nupstream: YouTube reported the quota spent (%s); every reservation is refused until %s (in %s)\n",
-			st.Exhausted.Reason, st.Exhausted.Until.UTC().Format(time.RFC3339),
+			termLine(st.Exhausted.Reason), st.Exhausted.Until.UTC().Format(time.RFC3339),
 			config.FormatDuration(time.Until(st.Exhausted.Until).Round(time.Second)))
 	}
 	for _, e := range st.ExhaustedCalls {
 		fmt.Fprintf(w, "upstream: YouTube reported %s's quota spent (%s); %s is refused until %s (in %s)\n",
-			e.Call, e.Reason, e.Call, e.Until.UTC().Format(time.RFC3339),
+			e.Call, termLine(e.Reason), e.Call, e.Until.UTC().Format(time.RFC3339),
 			config.FormatDuration(time.Until(e.Until).Round(time.Second)))
 	}
 	if st.Ledger.Epoch != "" {
@@ -87,7 +87,7 @@ func printStatus(w io.Writer, st quota.Status, backend string) {
 		fmt.Fprintln(w, "ledger: "+n)
 	}
 	if st.Leader != nil {
-		fmt.Fprintf(w, "leader: %s (token %d)\n", st.Leader.Holder, st.Leader.Token)
+		fmt.Fprintf(w, "leader: %s (token %d)\n", termLine(st.Leader.Holder), st.Leader.Token)
 	}
 }
 
