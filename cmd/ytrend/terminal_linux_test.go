@@ -2,18 +2,15 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"golang.org/x/sys/unix"
 
-	"github.com/ytrend/ytrend/ingest/sim"
 	"github.com/ytrend/ytrend/store"
 )
 
@@ -91,20 +88,9 @@ func TestSearchOnATerminalWithoutStyle(t *testing.T) {
 // would turn bold on for good.
 func escapeWorld(t *testing.T) *world {
 	t.Helper()
-	w := newWorld(t, sim.Config{})
-	db := w.openDB()
-	at := time.Date(2020, 8, 12, 0, 0, 0, 0, time.UTC)
-	_, err := db.ImportChart(context.Background(), store.ImportedChart{Region: "US", Pages: []store.Page{{
-		FetchedAt: at, FirstRank: 1, Videos: []store.Video{{
-			ID: "escape00001", Title: "escape \x1b]0;pwned\x07 \x1b[1m title", ChannelTitle: "Chan", CategoryID: "22",
-			PublishedAt: at.Add(-time.Hour),
-		}},
-	}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
-	return w
+	return worldWithVideo(t, store.Video{
+		ID: "escape00001", Title: "escape \x1b]0;pwned\x07 \x1b[1m title", ChannelTitle: "Chan", CategoryID: "22",
+	})
 }
 
 // searchOnATerminal runs ytrend with its output on a pseudo-terminal and
