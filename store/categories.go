@@ -200,8 +200,22 @@ func (db *DB) CategoryIDs(ctx context.Context, arg string, rs ...regions.Code) (
 			ErrUnknownCategory, arg, where)
 	}
 	slices.SortFunc(names, func(a, b string) int { return strings.Compare(strings.ToLower(a), strings.ToLower(b)) })
+	for i, n := range names {
+		names[i] = listedName(n)
+	}
 	return nil, fmt.Errorf("%w: %q is no category name known for %s; known: %s", ErrUnknownCategory, arg, where,
 		strings.Join(names, ", "))
+}
+
+// listedName is a category name as an error lists it: as it is, or quoted
+// with Go's escapes when it holds anything but printable characters and
+// spaces, so a name the API or an import carried cannot break the message's
+// line or act on a terminal.
+func listedName(n string) string {
+	if q := strconv.Quote(n); q[1:len(q)-1] != n || strings.ContainsAny(n, ",\"") {
+		return q
+	}
+	return n
 }
 
 func compareIDs(a, b string) int {

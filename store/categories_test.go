@@ -87,6 +87,8 @@ func TestCategoryIDs(t *testing.T) {
 	saveCategories(t, db, "US", t0, cat("10", "Music", true), cat("23", "Comedy", true), cat("34", "Comedy", false),
 		cat("1", "Film & Animation", true))
 	saveCategories(t, db, "DE", t0, cat("17", "Sports", true))
+	saveCategories(t, db, "BR", t0, cat("1", "Cat\x1b]0;pwned\x07", true), cat("2", "Cat\n   1\tNEW\tforged", true),
+		cat("3", `Odd, but "printable"`, true))
 	for _, c := range []struct {
 		arg     string
 		regions []regions.Code
@@ -101,6 +103,9 @@ func TestCategoryIDs(t *testing.T) {
 		{"Sports", []regions.Code{"US"}, nil, `store: unknown category: "Sports" is no category name known for US; known: Comedy, Film & Animation, Music`},
 		{"Muzak", []regions.Code{"US", "DE"}, nil, `store: unknown category: "Muzak" is no category name known for US, DE; known: Comedy, Film & Animation, Music, Sports`},
 		{"", nil, nil, "store: unknown category: empty category"},
+		// Names that are not plain text are quoted, escapes and all: the
+		// list cannot forge a line or act on a terminal (red team).
+		{"x", []regions.Code{"BR"}, nil, `store: unknown category: "x" is no category name known for BR; known: "Cat\n   1\tNEW\tforged", "Cat\x1b]0;pwned\a", "Odd, but \"printable\""`},
 	} {
 		got, err := db.CategoryIDs(ctx, c.arg, c.regions...)
 		switch {

@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 	"unicode"
 
 	"github.com/ytrend/ytrend/ingest/sim"
+	"github.com/ytrend/ytrend/quota"
 	"github.com/ytrend/ytrend/store"
 )
 
@@ -190,6 +192,50 @@ func TestRunErrorsPrintedOnOneSafeLine(t *testing.T) {
 				t.Errorf("%s printed a forged row %q", name, line)
 			}
 		}
+	}
+}
+
+// quota status prints what Redis holds (the epoch id, an upstream mark's
+// reason, the lease's holder), which any process spending from the
+// credential, or anyone who can write to Redis, wrote: each prints as one
+// line with its controls as escapes (red team: a planted epoch id put
+// OSC 52 on the terminal).
+func TestQuotaStatusPrintsRedisTextSafely(t *testing.T) {
+	const hostile = "x\x1b]52;c;ZXZpbA==\x07\n99 forged"
+	at := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	var b strings.Builder
+	printStatus(&b, quota.Status{
+		Credential: "main", At: at,
+		Exhausted:      &quota.Exhaustion{Until: at.Add(time.Hour), Reason: hostile},
+		ExhaustedCalls: []quota.Exhaustion{{Until: at.Add(time.Hour), Reason: hostile, Call: "search.list"}},
+		Ledger:         quota.LedgerInfo{Epoch: hostile, Created: at, Rebuilt: at, GraceUntil: at.Add(time.Minute)},
+		Leader:         &quota.Fence{Token: 3, Holder: hostile},
+	}, "redis")
+	out := b.String()
+	if strings.ContainsAny(out, "\x1b\x07") {
+		t.Errorf("a control character reached the output: %q", out)
+	}
+	if n := strings.Count(out, `\x1b]52;c;ZXZpbA==\x07`); n < 5 {
+		t.Errorf("the hostile text shows as escapes %d times, want 5 (two reasons, the epoch twice, the holder): %q", n, out)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "99 ") {
+			t.Errorf("a forged line %q", line)
+		}
+	}
+}
+
+// An error can quote what came from outside; ytrend prints it with its
+// controls as escapes. Here the path of a file to import.
+func TestErrorsPrintControlsAsEscapes(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, sim.Config{})
+	r := w.run("import", filepath.Join(w.dir, "no such \x1b]0;pwned\x07.csv"))
+	if r.code == 0 {
+		t.Fatal("an import of a missing file succeeded")
+	}
+	if strings.ContainsAny(r.stderr, "\x1b\x07") || !strings.Contains(r.stderr, `\x1b]0;pwned\x07`) {
+		t.Errorf("stderr does not show the controls as escapes: %q", r.stderr)
 	}
 }
 

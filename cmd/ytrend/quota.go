@@ -81,10 +81,10 @@ func printStatus(w io.Writer, st quota.Status, backend string) {
 			config.FormatDuration(time.Until(e.Until).Round(time.Second)))
 	}
 	if st.Ledger.Epoch != "" {
-		fmt.Fprintf(w, "\nledger: epoch %s, %s old\n", st.Ledger.Epoch, config.FormatDuration(st.Ledger.Age.Round(time.Second)))
+		fmt.Fprintf(w, "\nledger: epoch %s, %s old\n", termLine(st.Ledger.Epoch), config.FormatDuration(st.Ledger.Age.Round(time.Second)))
 	}
 	for _, n := range budget.Notes(st) {
-		fmt.Fprintln(w, "ledger: "+n)
+		fmt.Fprintln(w, "ledger: "+termLine(n)) // a note names the epoch, as Redis holds it
 	}
 	if st.Leader != nil {
 		fmt.Fprintf(w, "leader: %s (token %d)\n", termLine(st.Leader.Holder), st.Leader.Token)

@@ -7,6 +7,8 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
+
+	"github.com/ytrend/ytrend/internal/humanfmt"
 )
 
 // Exit codes shared by every command.
@@ -137,11 +139,14 @@ func (c *cli) execute(ctx context.Context, args []string) int {
 	var ec *exitCodeError
 	if errors.As(err, &ec) {
 		if ec.err != nil {
-			fmt.Fprintln(c.stderr, "ytrend:", ec.err)
+			fmt.Fprintln(c.stderr, "ytrend:", humanfmt.Terminal(ec.err.Error()))
 		}
 		return ec.code
 	}
-	fmt.Fprintln(c.stderr, "ytrend:", err)
+	// An error can quote what came from outside (an object store's reply,
+	// a name in the archive): its controls print as escapes. Its line
+	// breaks stay, as some errors are written on several lines.
+	fmt.Fprintln(c.stderr, "ytrend:", humanfmt.Terminal(err.Error()))
 	var ue usageError
 	if errors.As(err, &ue) || isCobraUsage(err) {
 		return exitUsage
