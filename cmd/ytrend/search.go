@@ -17,7 +17,8 @@ import (
 	"github.com/ytrend/ytrend/view"
 )
 
-// Highlight markers: ANSI bold on a terminal, HTML-style marks in JSON.
+// Highlight markers: ANSI bold on a terminal (put in for termMarks' once
+// the text is escaped), HTML-style marks in JSON.
 const (
 	boldOn   = "\x1b[1m"
 	boldOff  = "\x1b[0m"
@@ -217,11 +218,11 @@ func regionList(rs []regions.Code) string {
 	return b.String()
 }
 
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
 // termLine is archive text as one line that is safe on a terminal: control
 // characters shown as escapes (an archive imported before imports removed
 // them may hold them; a run's error may quote an API's reply), and line
 // breaks and tabs folded into spaces, so no field can forge a line or a
 // column of a table.
-func termLine(s string) string { return oneLine(humanfmt.Terminal(s)) }
+func termLine(s string) string {
+	return strings.Join(strings.Fields(humanfmt.Terminal(s)), " ")
+}
