@@ -17,8 +17,8 @@ import (
 	"github.com/ytrend/ytrend/view"
 )
 
-// Highlight markers: ANSI bold on a terminal (put in for termMarks' once
-// the text is escaped), HTML-style marks in JSON.
+// Highlight markers: ANSI bold on a terminal (what termMarks' marks become
+// once the snippet is escaped), HTML-style marks in JSON.
 const (
 	boldOn   = "\x1b[1m"
 	boldOff  = "\x1b[0m"
