@@ -239,6 +239,33 @@ func TestErrorsPrintControlsAsEscapes(t *testing.T) {
 	}
 }
 
+// --json writes the controls a terminal acts on (DEL, C1 such as CSI
+// U+009B, bidirectional overrides) as \u escapes, which encoding/json left
+// raw (red team): the same strings to a JSON reader, inert on a terminal.
+func TestJSONEscapesTerminalControls(t *testing.T) {
+	t.Parallel()
+	const title = "json \u009b31m del\x7f rlo\u202e end"
+	w := worldWithVideo(t, store.Video{ID: "json0000001", Title: title, ChannelTitle: "Chan", CategoryID: "22"})
+	for _, args := range [][]string{{"search", "json", "--json"}, {"chart", "US", "--json"}, {"history", "json0000001", "--json"}} {
+		out := w.mustRun(args...).stdout
+		if strings.ContainsAny(out, "\u009b\x7f\u202e") {
+			t.Errorf("ytrend %s wrote a control raw: %q", strings.Join(args, " "), out)
+		}
+		if !strings.Contains(out, `json \u009b31m del\u007f rlo\u202e end`) {
+			t.Errorf("ytrend %s: the title's controls are not \\u escapes: %q", strings.Join(args, " "), out)
+		}
+		if !strings.Contains(out, `"title"`) || !json.Valid([]byte(out)) {
+			t.Errorf("ytrend %s: not JSON: %q", strings.Join(args, " "), out)
+		}
+	}
+	hits := decode[[]struct {
+		Title string `json:"title"`
+	}](t, w.mustRun("search", "json", "--json").stdout)
+	if len(hits) != 1 || hits[0].Title != title {
+		t.Errorf("decoded %+v, want the title %q as stored", hits, title)
+	}
+}
+
 // A large import ends with the search index merged into one segment, as
 // "ytrend optimize" would; --merge never leaves it as the batches left it,
 // and auto leaves a small import's alone. Each 5,000-position batch

@@ -26,9 +26,13 @@ func Count(n int64) string {
 // character but tab and line feed (ESC, BEL, BS, CR, DEL, C1 such as U+009B,
 // a terminal's CSI) and each byte that is not UTF-8 is shown as a visible
 // escape (\x1b, \u009b) instead of acting on the terminal. Imports remove
-// them, but archives imported before that still hold them.
+// them, but archives imported before that still hold them. So are the
+// bidirectional embeddings, overrides and isolates (U+202A-U+202E,
+// U+2066-U+2069), which reorder how the rest of a line shows ("Trojan
+// Source", CVE-2021-42574); the marks U+200E and U+200F, which right-to-left
+// text uses, stay.
 func Terminal(s string) string {
-	if strings.IndexFunc(s, needsEscape) < 0 && utf8.ValidString(s) {
+	if strings.IndexFunc(s, TerminalControl) < 0 && utf8.ValidString(s) {
 		return s
 	}
 	var b strings.Builder
@@ -37,9 +41,9 @@ func Terminal(s string) string {
 		switch {
 		case r == utf8.RuneError && n == 1:
 			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case needsEscape(r) && r < 0x80:
+		case TerminalControl(r) && r < 0x80:
 			fmt.Fprintf(&b, `\x%02x`, r)
-		case needsEscape(r):
+		case TerminalControl(r):
 			fmt.Fprintf(&b, `\u%04x`, r)
 		default:
 			b.WriteString(s[i : i+n])
@@ -49,4 +53,9 @@ func Terminal(s string) string {
 	return b.String()
 }
 
-func needsEscape(r rune) bool { return unicode.IsControl(r) && r != '\t' && r != '\n' }
+// TerminalControl reports whether r acts on a terminal instead of showing
+// (Terminal escapes it): a control character but tab and line feed, or a
+// bidirectional embedding, override or isolate.
+func TerminalControl(r rune) bool {
+	return (unicode.IsControl(r) && r != '\t' && r != '\n') || ('\u202a' <= r && r <= '\u202e') || ('\u2066' <= r && r <= '\u2069')
+}

@@ -16,6 +16,8 @@ func TestTerminal(t *testing.T) {
 		"\x1b[2J\x1b]0;pwned\x07":                     `\x1b[2J\x1b]0;pwned\x07`,
 		"a\rb\bc\x7f":                                 `a\x0db\x08c\x7f`,
 		"csi \u009b31m, raw byte \x9b31m, nel \u0085": `csi \u009b31m, raw byte \x9b31m, nel \u0085`,
+		"rlo \u202egnp.exe, isolate \u2066x\u2069":    `rlo \u202egnp.exe, isolate \u2066x\u2069`,
+		"שלום \u200fmarks\u200e stay":                 "שלום \u200fmarks\u200e stay",
 	} {
 		if got := Terminal(in); got != want {
 			t.Errorf("Terminal(%q) = %q, want %q", in, got, want)
