@@ -209,10 +209,11 @@ func (db *DB) CategoryIDs(ctx context.Context, arg string, rs ...regions.Code) (
 
 // listedName is a category name as an error lists it: as it is, or quoted
 // with Go's escapes when it holds anything but printable characters and
-// spaces, so a name the API or an import carried cannot break the message's
-// line or act on a terminal.
+// spaces (a quote and a backslash are escaped too) or a comma, so that a
+// name the API or an import carried cannot break the message's line, act
+// on a terminal, or be read as two names.
 func listedName(n string) string {
-	if q := strconv.Quote(n); q[1:len(q)-1] != n || strings.ContainsAny(n, ",\"") {
+	if q := strconv.Quote(n); q[1:len(q)-1] != n || strings.Contains(n, ",") {
 		return q
 	}
 	return n
