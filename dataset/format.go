@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/ytrend/ytrend/internal/humanfmt"
 	"github.com/ytrend/ytrend/regions"
 )
 
@@ -112,11 +113,22 @@ func unknown(holds string) error {
 }
 
 // shortList joins up to 20 names.
+// shortList lists a file's header names for an error: the first 20, each
+// cut to 40 characters and quoted when it is not plain text
+// (humanfmt.Listed), so a header cannot forge lines of the message.
 func shortList(names []string) string {
-	if len(names) > 20 {
-		return strings.Join(names[:20], ",") + ",..."
+	out := make([]string, 0, min(len(names), 20)+1)
+	for i, n := range names {
+		if i == 20 {
+			out = append(out, "...")
+			break
+		}
+		if r := []rune(n); len(r) > 40 {
+			n = string(r[:39]) + "…"
+		}
+		out = append(out, humanfmt.Listed(n))
 	}
-	return strings.Join(names, ",")
+	return strings.Join(out, ",")
 }
 
 // The public datasets name their files for their region.

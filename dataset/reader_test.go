@@ -372,6 +372,15 @@ func TestUnknownFormat(t *testing.T) {
 			}
 		}
 	}
+	// A header's names are listed on one line, each cut and quoted when it
+	// is not plain text: a quoted field spanning lines cannot forge lines of
+	// the message (red team).
+	forged := "\"a\nUSvideos.csv (2017-18 US): 40960 rows read; 200 days imported\"," + strings.Repeat("x", 100) + "\nv,w\n"
+	_, err := dataset.NewReader(strings.NewReader(forged), "forged.csv", "US")
+	if msg := fmt.Sprint(err); !errors.Is(err, dataset.ErrUnknownFormat) || strings.Contains(msg, "\nUSvideos.csv (2017-18 US): 40960") ||
+		!strings.Contains(msg, `"a\nUSvideos.csv (2017-18 US): 40960 rows…"`) || strings.Contains(msg, strings.Repeat("x", 40)) {
+		t.Errorf("forged header: %v", err)
+	}
 	// A public file needs a region.
 	if _, err := dataset.NewReader(strings.NewReader(header2017+"\n"), "x.csv", ""); !errors.Is(err, dataset.ErrNoRegion) {
 		t.Errorf("no region for a public file: %v", err)

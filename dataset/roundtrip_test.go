@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -345,5 +346,41 @@ func TestSafeForSpreadsheetsDefusesEveryFormulaStart(t *testing.T) {
 		if got := rows[1][1]; got != tc.want {
 			t.Errorf("title %q written as %q, want %q", tc.title, got, tc.want)
 		}
+	}
+}
+
+// JSON lines write DEL, C1 controls and bidirectional overrides as \u
+// escapes, which json.Unmarshal reads back as the same text: an export
+// printed to a terminal cannot act on it (red team).
+func TestJSONLEscapesTerminalControls(t *testing.T) {
+	const title = "csi \u009b31m del\x7f rlo\u202e rlm\u200f end"
+	var b bytes.Buffer
+	w := dataset.NewJSONLWriter(&b)
+	s := &store.Snapshot{Region: "US", Rank: 1, FetchedAt: time.Date(2026, 11, 26, 0, 0, 0, 0, time.UTC),
+		Video: store.Video{ID: "json0000001", Title: title, ChannelTitle: "Chan\u2066", CategoryID: "22"}}
+	for range 2 {
+		if err := w.Write(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if strings.ContainsAny(out, "\u009b\x7f\u202e\u2066") || !strings.Contains(out, `csi \u009b31m del\u007f rlo\u202e rlm`+"\u200f"+` end`) {
+		t.Errorf("controls not escaped: %q", out)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	for _, line := range lines {
+		var row struct {
+			Title        string `json:"title"`
+			ChannelTitle string `json:"channelTitle"`
+		}
+		if err := json.Unmarshal([]byte(line), &row); err != nil || row.Title != title || row.ChannelTitle != "Chan\u2066" {
+			t.Errorf("line %q read back as %+v (%v)", line, row, err)
+		}
+	}
+	if len(lines) != 2 {
+		t.Errorf("%d lines, want 2: %q", len(lines), out)
 	}
 }

@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ytrend/ytrend/internal/humanfmt"
 	"github.com/ytrend/ytrend/store"
 )
 
@@ -97,18 +99,22 @@ func (w *CSVWriter) Flush() error {
 
 // JSONLWriter writes one JSON object a line, with the CSV's keys in the
 // same order and JSON's types: counts are numbers or null (hidden), tags an
-// array, the flags booleans.
+// array, the flags booleans. DEL, C1 controls and bidirectional overrides
+// are written as \u escapes (humanfmt.AppendJSONEscaped): the same strings
+// to a JSON reader, inert if the lines reach a terminal.
 type JSONLWriter struct {
-	bw  *bufio.Writer
-	enc *json.Encoder
+	bw   *bufio.Writer
+	line bytes.Buffer
+	enc  *json.Encoder
+	out  []byte
 }
 
 // NewJSONLWriter returns a writer of JSON lines.
 func NewJSONLWriter(w io.Writer) *JSONLWriter {
-	bw := bufio.NewWriterSize(w, 256<<10)
-	enc := json.NewEncoder(bw)
-	enc.SetEscapeHTML(false)
-	return &JSONLWriter{bw: bw, enc: enc}
+	jw := &JSONLWriter{bw: bufio.NewWriterSize(w, 256<<10)}
+	jw.enc = json.NewEncoder(&jw.line)
+	jw.enc.SetEscapeHTML(false)
+	return jw
 }
 
 // jsonRow is one line of the JSONL export (and of its import).
@@ -142,13 +148,20 @@ func (w *JSONLWriter) Write(s *store.Snapshot) error {
 	if tags == nil {
 		tags = []string{}
 	}
-	return w.enc.Encode(jsonRow{
+	w.line.Reset()
+	err := w.enc.Encode(jsonRow{
 		VideoID: v.ID, Title: text(v.Title), PublishedAt: publishedAt(v.PublishedAt), ChannelID: v.ChannelID,
 		ChannelTitle: v.ChannelTitle, CategoryID: v.CategoryID, TrendingDate: trendingDate(s.FetchedAt), Tags: tags,
 		ViewCount: s.Views, Likes: s.Likes, Dislikes: s.Dislikes, CommentCount: s.Comments, ThumbnailLink: v.ThumbnailURL,
 		CommentsDisabled: s.CommentsDisabled, RatingsDisabled: s.RatingsDisabled, Description: text(v.Description),
 		Region: string(s.Region), Rank: s.Rank, FetchedAt: fetchedAt(s.FetchedAt), Category: s.Category,
 	})
+	if err != nil {
+		return err
+	}
+	w.out = humanfmt.AppendJSONEscaped(w.out[:0], w.line.Bytes())
+	_, err = w.bw.Write(w.out)
+	return err
 }
 
 // Flush writes the buffered lines.

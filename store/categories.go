@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ytrend/ytrend/internal/humanfmt"
 	"github.com/ytrend/ytrend/regions"
 )
 
@@ -201,22 +202,10 @@ func (db *DB) CategoryIDs(ctx context.Context, arg string, rs ...regions.Code) (
 	}
 	slices.SortFunc(names, func(a, b string) int { return strings.Compare(strings.ToLower(a), strings.ToLower(b)) })
 	for i, n := range names {
-		names[i] = listedName(n)
+		names[i] = humanfmt.Listed(n)
 	}
 	return nil, fmt.Errorf("%w: %q is no category name known for %s; known: %s", ErrUnknownCategory, arg, where,
 		strings.Join(names, ", "))
-}
-
-// listedName is a category name as an error lists it: as it is, or quoted
-// with Go's escapes when it holds anything but printable characters and
-// spaces (a quote and a backslash are escaped too) or a comma, so that a
-// name the API or an import carried cannot break the message's line, act
-// on a terminal, or be read as two names.
-func listedName(n string) string {
-	if q := strconv.Quote(n); q[1:len(q)-1] != n || strings.Contains(n, ",") {
-		return q
-	}
-	return n
 }
 
 func compareIDs(a, b string) int {

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -176,27 +175,14 @@ func exitFor(reports []ingest.Report) error {
 	return withCode(code, nil)
 }
 
-// writeJSON writes v as indented JSON. encoding/json leaves DEL, the C1
-// controls (U+0080-U+009F, a terminal's CSI U+009B among them) and the
-// bidirectional overrides raw in strings, and this output often lands on
-// a terminal: each is written as its \u escape instead, which every JSON
-// reader decodes to the same string. Outside strings JSON is ASCII, so
-// nothing else can hold them.
+// writeJSON writes v as indented JSON, with the runes that act on a
+// terminal as \u escapes (humanfmt.AppendJSONEscaped): this output often
+// lands on one.
 func writeJSON(w io.Writer, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	out := make([]byte, 0, len(b)+1)
-	for len(b) > 0 {
-		r, n := utf8.DecodeRune(b)
-		if humanfmt.TerminalControl(r) { // DEL and C1 included; tab and line feed are not
-			out = fmt.Appendf(out, `\u%04x`, r)
-		} else {
-			out = append(out, b[:n]...)
-		}
-		b = b[n:]
-	}
-	_, err = w.Write(append(out, '\n'))
+	_, err = w.Write(append(humanfmt.AppendJSONEscaped(make([]byte, 0, len(b)+1), b), '\n'))
 	return err
 }

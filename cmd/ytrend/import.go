@@ -364,7 +364,7 @@ func printImport(w io.Writer, r view.ImportReport, timed bool) {
 		layout += " " + r.Region
 	}
 	fmt.Fprintf(w, "%s (%s): %d rows read; %d %s imported (%d rows, %d new videos, %d with changed text), %d already in the archive",
-		r.File, layout, r.Rows, r.Imported, what, r.ImportedRows, r.NewVideos, r.UpdatedVideos, r.AlreadyThere)
+		termLine(r.File), layout, r.Rows, r.Imported, what, r.ImportedRows, r.NewVideos, r.UpdatedVideos, r.AlreadyThere)
 	if timed {
 		fmt.Fprintf(w, "; %.1fs, %.0f rows/s", r.Seconds, r.RowsPerSecond)
 	}
@@ -384,7 +384,7 @@ func printImport(w io.Writer, r view.ImportReport, timed bool) {
 			if s.Field != "" {
 				field = s.Field + ": "
 			}
-			fmt.Fprintf(w, "    line %d: %s: %s%s\n", s.Line, s.Kind, field, s.Reason)
+			fmt.Fprintf(w, "    line %d: %s: %s\n", s.Line, s.Kind, termLine(field+s.Reason))
 		}
 	}
 	if r.Fixed > 0 {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -263,6 +264,24 @@ func TestJSONEscapesTerminalControls(t *testing.T) {
 	}](t, w.mustRun("search", "json", "--json").stdout)
 	if len(hits) != 1 || hits[0].Title != title {
 		t.Errorf("decoded %+v, want the title %q as stored", hits, title)
+	}
+}
+
+// The import summary names the file with its controls as escapes (red
+// team: a file name carrying OSC 0 and U+202E reached the terminal).
+func TestImportSummaryNamesTheFileSafely(t *testing.T) {
+	t.Parallel()
+	const header = "video_id,title,publishedAt,channelId,channelTitle,categoryId,trending_date,tags,view_count,likes,dislikes,comment_count,thumbnail_link,comments_disabled,ratings_disabled,description\n"
+	w := newWorld(t, sim.Config{})
+	path := filepath.Join(w.dir, "GB\x1b]0;pwned\x07vi\u202edeos.csv")
+	row := "name0000001,Title,2020-08-11T19:20:14Z,UC1,Channel,22,2020-08-12T00:00:00Z,[None],10,1,0,1,,False,False,text\n"
+	if err := os.WriteFile(path, []byte(header+row), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := w.mustRun("import", "--region", "GB", path)
+	out := r.stdout + r.stderr
+	if strings.ContainsAny(out, "\x1b\x07\u202e") || !strings.Contains(out, `\x1b]0;pwned\x07vi\u202edeos.csv`) {
+		t.Errorf("the file name is not shown with escapes: %q", out)
 	}
 }
 

@@ -4,6 +4,7 @@ package humanfmt
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -58,4 +59,44 @@ func Terminal(s string) string {
 // bidirectional embedding, override or isolate.
 func TerminalControl(r rune) bool {
 	return (unicode.IsControl(r) && r != '\t' && r != '\n') || ('\u202a' <= r && r <= '\u202e') || ('\u2066' <= r && r <= '\u2069')
+}
+
+// Listed is a name as a message lists it among others: as it is, or quoted
+// with Go's escapes when it is empty, has spaces at either end, holds a
+// comma, or holds anything strconv.Quote would escape, so that a name read
+// from a file or a reply cannot break the message's line, act on a
+// terminal, pass for another name, or be read as two.
+func Listed(s string) string {
+	if q := strconv.Quote(s); s == "" || q[1:len(q)-1] != s || strings.TrimSpace(s) != s || strings.Contains(s, ",") {
+		return q
+	}
+	return s
+}
+
+// AppendJSONEscaped appends JSON text src to dst with each rune
+// TerminalControl reports (DEL, the C1 controls, the bidirectional
+// overrides; encoding/json already escapes the C0 controls inside strings)
+// written as its \u escape: the same strings to every JSON reader, inert on
+// a terminal. Outside strings JSON is ASCII, so nothing else can hold them.
+func AppendJSONEscaped(dst, src []byte) []byte {
+	// The runes in question start with 0x7f, 0xc2 (U+0080-U+009F) or 0xe2
+	// (U+202A-U+2069); only there is a rune decoded, and text without
+	// them is copied in one piece.
+	const hex = "0123456789abcdef"
+	start := 0
+	for i := 0; i < len(src); i++ {
+		if c := src[i]; c != 0x7f && c != 0xc2 && c != 0xe2 {
+			continue
+		}
+		r, n := utf8.DecodeRune(src[i:])
+		if !TerminalControl(r) {
+			i += n - 1
+			continue
+		}
+		dst = append(dst, src[start:i]...)
+		dst = append(dst, '\\', 'u', hex[r>>12&0xf], hex[r>>8&0xf], hex[r>>4&0xf], hex[r&0xf])
+		i += n - 1
+		start = i + 1
+	}
+	return append(dst, src[start:]...)
 }
