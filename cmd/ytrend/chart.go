@@ -111,8 +111,8 @@ func printChart(w io.Writer, c store.Chart) {
 		if e.Views != nil {
 			views = humanfmt.Count(*e.Views)
 		}
-		fmt.Fprintf(tw, "%4d\t%s\t%s\t%s\t%s\t%8s\n", e.Rank, movement(e), truncate(termLine(e.Title), 60),
-			truncate(termLine(e.ChannelTitle), 24), truncate(termLine(categoryText(e.CategoryID, e.Category)), 20), views)
+		fmt.Fprintf(tw, "%4d\t%s\t%s\t%s\t%s\t%8s\n", e.Rank, movement(e), termCell(e.Title, 60),
+			termCell(e.ChannelTitle, 24), termCell(categoryText(e.CategoryID, e.Category), 20), views)
 	}
 	tw.Flush()
 }

@@ -3,12 +3,16 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ytrend/ytrend/config"
+	"github.com/ytrend/ytrend/internal/humanfmt"
 	"github.com/ytrend/ytrend/store"
 	"github.com/ytrend/ytrend/view"
 )
@@ -80,15 +84,45 @@ func printRuns(w io.Writer, runs []store.Run, now time.Time) {
 			}
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", r.ID, r.Region, r.Trigger,
-			r.StartedAt.UTC().Format("2006-01-02 15:04:05"), dur, r.Pages, r.Videos, r.Units, r.Status, truncate(termLine(d), 80))
+			r.StartedAt.UTC().Format("2006-01-02 15:04:05"), dur, r.Pages, r.Videos, r.Units, r.Status, termCell(d, 80))
 	}
 	tw.Flush()
 }
 
-func truncate(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
+// termCell is termLine(s) cut to at most n runes, the last of them "…" when
+// anything was left out. It cuts between the runes of s, before escaping,
+// so an escape is shown whole or not at all: cut in half, "\x1b" would
+// read as a backslash and some letters.
+func termCell(s string, n int) string {
+	line := termLine(s)
+	if utf8.RuneCountInString(line) <= n {
+		return line
 	}
-	return string(r[:n-1]) + "…"
+	var b strings.Builder
+	width, gap := 0, false
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		piece := s[i : i+size]
+		i += size
+		if !(r == utf8.RuneError && size == 1) && !humanfmt.TerminalControl(r) && unicode.IsSpace(r) {
+			// Whitespace folds into one space between words, as in termLine.
+			gap = width > 0
+			continue
+		}
+		piece = humanfmt.Terminal(piece)
+		w := utf8.RuneCountInString(piece)
+		if gap {
+			w++
+		}
+		if width+w > n-1 {
+			break
+		}
+		if gap {
+			b.WriteByte(' ')
+			gap = false
+		}
+		b.WriteString(piece)
+		width += w
+	}
+	return b.String() + "…"
 }
