@@ -16,7 +16,7 @@
 --   release: held 0; the lease is deleted if it was this holder's
 
 local now = usec()
-local v = redis.call('GET', KEYS[1])
+local v = call('GET', KEYS[1])
 local op, holder, ttl = ARGV[1], ARGV[2], ARGV[3]
 local mine = ARGV[4] .. ' ' .. holder
 
@@ -24,28 +24,28 @@ if op == 'acquire' then
   if not v then
     -- Tokens start from the clock (milliseconds), so they keep growing
     -- even across a Redis that lost the counter.
-    if redis.call('EXISTS', KEYS[2]) == 0 then
-      redis.call('SET', KEYS[2], int(math.floor(now / 1000)))
+    if call('EXISTS', KEYS[2]) == 0 then
+      call('SET', KEYS[2], int(math.floor(now / 1000)))
     end
-    local token = redis.call('INCR', KEYS[2])
-    redis.call('SET', KEYS[1], int(token) .. ' ' .. holder, 'PX', ttl)
+    local token = call('INCR', KEYS[2])
+    call('SET', KEYS[1], int(token) .. ' ' .. holder, 'PX', ttl)
     return {1, token, tonumber(ttl), now}
   end
-  local token, who = string.match(v, '^(%d+) (.*)$')
+  local token, who = match(v, '^(%d+) (.*)$')
   if who == holder then
-    redis.call('PEXPIRE', KEYS[1], ttl)
+    call('PEXPIRE', KEYS[1], ttl)
     return {1, tonumber(token), tonumber(ttl), now}
   end
-  return {0, tonumber(token), redis.call('PTTL', KEYS[1]), now}
+  return {0, tonumber(token), call('PTTL', KEYS[1]), now}
 elseif op == 'renew' then
   if v == mine then
-    redis.call('PEXPIRE', KEYS[1], ttl)
+    call('PEXPIRE', KEYS[1], ttl)
     return {1, tonumber(ARGV[4]), tonumber(ttl), now}
   end
   return {0, 0, 0, now}
 elseif op == 'release' then
   if v == mine then
-    redis.call('DEL', KEYS[1])
+    call('DEL', KEYS[1])
   end
   return {0, 0, 0, now}
 end

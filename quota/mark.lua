@@ -19,7 +19,7 @@ end
 local set = 0
 for _, key in ipairs(KEYS) do
   if mark_until(key) < untilus then
-    redis.call('SET', key, ARGV[1] .. ' ' .. ARGV[2], 'PXAT', int(math.ceil(untilus / 1000)))
+    call('SET', key, ARGV[1] .. ' ' .. ARGV[2], 'PXAT', int(math.ceil(untilus / 1000)))
     set = set + 1
   end
 end

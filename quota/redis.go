@@ -114,7 +114,7 @@ func newLibrary(shared string, fns ...libFunc) *library {
 		if f.flags != "" {
 			flags = ", flags = {'" + f.flags + "'}"
 		}
-		fmt.Fprintf(&b, "redis.register_function{function_name = '%s_%s'%s, callback = function(KEYS, ARGV)\n%s\nend}\n",
+		fmt.Fprintf(&b, "redis.register_function{function_name = '%s_%s'%s, callback = function(KEYS, ARGV)\nif not call then bind() end\n%s\nend}\n",
 			libraryName, f.name, flags, f.body)
 	}
 	l.name = nameOf(b.String())

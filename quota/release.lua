@@ -12,7 +12,7 @@ local n = #KEYS / 2
 local limits = {}
 for i = 1, n do
   limits[i] = limit(KEYS[2 * i - 1], KEYS[2 * i], ARGV[2 * i], ARGV[2 * i + 1])
-  read_total(i, limits[i], redis.call('GET', KEYS[2 * i]))
+  read_total(i, limits[i], call('GET', KEYS[2 * i]))
 end
 local removed = 0
 for _, l in ipairs(limits) do
@@ -21,11 +21,11 @@ for _, l in ipairs(limits) do
   -- Removing members only raises the oldest: the bound still holds.
   local cursor = '0'
   repeat
-    local page = redis.call('ZSCAN', l.log, cursor, 'MATCH', pattern, 'COUNT', 1000)
+    local page = call('ZSCAN', l.log, cursor, 'MATCH', pattern, 'COUNT', 1000)
     cursor = page[1]
     for j = 1, #page[2], 2 do
       local m = page[2][j]
-      if redis.call('ZREM', l.log, m) == 1 then
+      if call('ZREM', l.log, m) == 1 then
         l.used = l.used - member_cost(m)
         removed = removed + 1
       end

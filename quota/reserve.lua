@@ -51,7 +51,7 @@ local now = usec()
 -- One MGET reads the marks, the epoch, the lease and every total: each
 -- redis.call costs about as much as the work it does, so the hot path keeps
 -- their number down.
-local state = redis.call('MGET', unpack(KEYS, 1, 4 + n))
+local state = call('MGET', unpack(KEYS, 1, 4 + n))
 
 if ARGV[4] ~= '' and state[4] ~= ARGV[4] then
   error({err = 'YTREND_FENCED ' .. (state[4] or 'none')})
@@ -77,7 +77,7 @@ if ARGV[5] == '1' then
     if l.cost > 0 then
       local cursor = '0'
       repeat
-        local page = redis.call('ZSCAN', l.log, cursor, 'MATCH', id .. '|*', 'COUNT', 1000)
+        local page = call('ZSCAN', l.log, cursor, 'MATCH', id .. '|*', 'COUNT', 1000)
         cursor = page[1]
         for j = 1, #page[2], 2 do
           if page[2][j] ~= l.member then
@@ -152,13 +152,13 @@ else
     local score = int(now)
     for i = 1, n do
       local l = limits[i]
-      if l.cost > 0 and redis.call('ZADD', l.log, 'NX', score, l.member) == 0 then
+      if l.cost > 0 and call('ZADD', l.log, 'NX', score, l.member) == 0 then
         for j = 1, i - 1 do
           if limits[j].cost > 0 then
-            redis.call('ZREM', limits[j].log, limits[j].member)
+            call('ZREM', limits[j].log, limits[j].member)
           end
         end
-        duplicate = tonumber(redis.call('ZSCORE', l.log, l.member))
+        duplicate = tonumber(call('ZSCORE', l.log, l.member))
         break
       end
     end
@@ -181,7 +181,7 @@ else
         end
       end
       mset[k + 1], mset[k + 2] = KEYS[3], epoch_value(epoch, grace_until, seq, run, head)
-      redis.call('MSET', unpack(mset, 1, k + 2))
+      call('MSET', unpack(mset, 1, k + 2))
     end
   end
 end

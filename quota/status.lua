@@ -20,31 +20,31 @@ local m = tonumber(ARGV[1])
 local now = usec()
 local r = {now}
 for j = 1, m + 1 do
-  local v = redis.call('GET', KEYS[j])
+  local v = call('GET', KEYS[j])
   local untilus = mark_end(v)
   if untilus > now then
     table.insert(r, untilus)
-    table.insert(r, string.match(v, '^%d+ (.*)$') or '')
+    table.insert(r, match(v, '^%d+ (.*)$') or '')
   else
     table.insert(r, 0)
     table.insert(r, '')
   end
 end
 
-local epoch, grace_until = parse_epoch(redis.call('GET', KEYS[m + 2]))
-local info = redis.call('HMGET', KEYS[m + 3], 'created', 'rebuilt', 'restored')
+local epoch, grace_until = parse_epoch(call('GET', KEYS[m + 2]))
+local info = call('HMGET', KEYS[m + 3], 'created', 'rebuilt', 'restored')
 table.insert(r, epoch or '')
 table.insert(r, tonumber(grace_until) or 0)
 table.insert(r, tonumber(info[1]) or 0)
 table.insert(r, tonumber(info[2]) or 0)
 table.insert(r, tonumber(info[3]) or 0)
-table.insert(r, redis.call('GET', KEYS[m + 4]) or '')
+table.insert(r, call('GET', KEYS[m + 4]) or '')
 
 local base = m + 3
 local limits = {}
 for i = 1, (#KEYS - base - 1) / 2 do
   limits[i] = limit(KEYS[base + 2 * i], KEYS[base + 2 * i + 1], ARGV[2 * i], ARGV[2 * i + 1])
-  read_total(i, limits[i], redis.call('GET', limits[i].total))
+  read_total(i, limits[i], call('GET', limits[i].total))
 end
 for _, l in ipairs(limits) do
   -- Status certifies nothing: a lost log reads as what is left, and the
@@ -54,12 +54,12 @@ for _, l in ipairs(limits) do
     put_total(l)
   end
   local oldest = 0
-  local first = redis.call('ZRANGEBYSCORE', l.log, '-inf', '(+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+  local first = call('ZRANGEBYSCORE', l.log, '-inf', '(+inf', 'WITHSCORES', 'LIMIT', 0, 1)
   if #first > 0 then
     oldest = tonumber(first[2])
   end
   table.insert(r, l.used)
-  table.insert(r, redis.call('ZCOUNT', l.log, '-inf', '(+inf'))
+  table.insert(r, call('ZCOUNT', l.log, '-inf', '(+inf'))
   table.insert(r, oldest)
 end
 return r

@@ -35,7 +35,7 @@ local mget = {KEYS[1]}
 for i = 1, n do
   mget[i + 1] = KEYS[2 * i + 2]
 end
-local state = redis.call('MGET', unpack(mget))
+local state = call('MGET', unpack(mget))
 
 local limits = {}
 for i = 1, n do
@@ -72,7 +72,7 @@ for e = 0, m - 1 do
     local cost = tonumber(ARGV[a + 1 + i])
     if cost > 0 and at > now - l.window then
       local at_s = int(at)
-      if redis.call('ZADD', l.log, 'NX', at_s, id .. '|' .. ARGV[a + 1 + i]) == 1 then
+      if call('ZADD', l.log, 'NX', at_s, id .. '|' .. ARGV[a + 1 + i]) == 1 then
         -- An entry from the past may be older than the log's oldest.
         entered(l, at, at_s)
         l.used, l.stale = l.used + cost, true
@@ -91,7 +91,7 @@ for _, l in ipairs(limits) do
   end
   -- A grant does not clear a log's TTL (one a version that set TTLs left):
   -- every sync does, so a process's first contact and each watch tick do.
-  redis.call('PERSIST', l.log)
+  call('PERSIST', l.log)
 end
 if added > 0 and ARGV[5] == 'audit' and not restored and not lost then
   -- The ledger had lost grants it had acknowledged, and others may have
@@ -104,16 +104,16 @@ if added > 0 then
   seq = seq + 1
   put_epoch(KEYS[1], epoch, grace_until, seq, run)
   if restored or lost or ARGV[5] == '1' then
-    redis.call('HINCRBY', KEYS[2], 'restored', added)
+    call('HINCRBY', KEYS[2], 'restored', added)
   end
 end
 
 local r = {added, now, epoch, grace_until, restored and 1 or 0, seq, lost and 1 or 0}
 for i, l in ipairs(limits) do
-  local copy = {redis.call('ZCOUNT', l.log, '-inf', '(+inf')}
+  local copy = {call('ZCOUNT', l.log, '-inf', '(+inf')}
   if l.since ~= '' then
     local from = l.since == '-inf' and '-inf' or '(' .. l.since
-    local page = redis.call('ZRANGEBYSCORE', l.log, from, '(+inf', 'WITHSCORES')
+    local page = call('ZRANGEBYSCORE', l.log, from, '(+inf', 'WITHSCORES')
     for j = 1, #page do
       copy[j + 1] = page[j]
     end

@@ -32,11 +32,28 @@
 -- new epoch starts, nothing is admitted for the grace period, and every
 -- process replays its record (and its mirror of the log) before it spends.
 
+-- The globals the scripts call, as locals of the library: bind sets them
+-- at each load's first call (every function of the library starts with
+-- `if not call then bind() end`, see redis.go). A function's globals are an
+-- empty table whose __index is the real one, so each use of a global name
+-- is two table lookups and a metamethod, about 200 instructions; a local is
+-- one register read. The library's own code cannot bind them as it loads:
+-- only redis.register_function and redis.log exist then. The real globals
+-- are read-only (Redis protects them), so what bind read stays right for
+-- as long as the library is loaded.
+local call, tonumber, unpack, ipairs, format, find, sub, match, gmatch, byte
+local function bind()
+  local g = _G
+  call, tonumber, unpack, ipairs = g.redis.call, g.tonumber, g.unpack, g.ipairs
+  local s = g.string
+  format, find, sub, match, gmatch, byte = s.format, s.find, s.sub, s.match, s.gmatch, s.byte
+end
+
 -- usec is Redis' own clock in microseconds. No client clock is ever used.
 -- Arithmetic converts TIME's two strings once each; tonumber would convert
 -- each twice (it checks, then converts).
 local function usec()
-  local t = redis.call('TIME')
+  local t = call('TIME')
   return t[1] * 1000000 + t[2]
 end
 
@@ -61,12 +78,12 @@ end
 -- int formats an integer-valued number exactly; Lua's default conversion
 -- would print a microsecond timestamp as 1.78e+15.
 local function int(n)
-  return string.format('%d', n)
+  return format('%d', n)
 end
 
 -- member_cost reads the cost from "<id>|<cost>".
 local function member_cost(m)
-  return tonumber(string.match(m, '|(%d+)$'))
+  return tonumber(match(m, '|(%d+)$'))
 end
 
 -- limit builds a limit's record from its keys and definition (units and
@@ -101,7 +118,7 @@ local function spec(s)
     return sp
   end
   local f = {}
-  for w in string.gmatch(s, '%S+') do
+  for w in gmatch(s, '%S+') do
     f[#f + 1] = w
   end
   sp = {grace = tonumber(f[1]), n = (#f - 1) / 3}
@@ -138,15 +155,15 @@ local function read_total(i, l, v)
   end
   -- The common case, the same definition, is one plain find: it can only
   -- match at the first space, since mid ends in one and oldest does not.
-  local p = string.find(v, l.mid, 1, true)
+  local p = find(v, l.mid, 1, true)
   if p then
     -- The oldest stays the same call after call: num remembers it.
-    local oldest_s = string.sub(v, p + #l.mid)
-    l.used, l.oldest, l.oldest_s = tonumber(string.sub(v, 1, p - 1)), num(oldest_s), oldest_s
+    local oldest_s = sub(v, p + #l.mid)
+    l.used, l.oldest, l.oldest_s = tonumber(sub(v, 1, p - 1)), num(oldest_s), oldest_s
     l.last_v, l.last_used, l.last_oldest, l.last_oldest_s = v, l.used, l.oldest, oldest_s
     return
   end
-  local used, units, window, oldest_s = string.match(v, '^(%-?%d+) ?(%d*) ?(%d*) ?(%d*)$')
+  local used, units, window, oldest_s = match(v, '^(%-?%d+) ?(%d*) ?(%d*) ?(%d*)$')
   if used == '0' then
     -- An empty limit: its definition is replaced by the caller's, as it
     -- was when an empty log's total was deleted. (The members are
@@ -187,15 +204,15 @@ end
 -- each process runs at its first contact and `ytrend run` every few
 -- seconds, and a new epoch clear the logs' TTLs.)
 local function put_total(l)
-  redis.call('SET', l.total, total_value(l))
-  redis.call('PERSIST', l.log)
+  call('SET', l.total, total_value(l))
+  call('PERSIST', l.log)
   l.stale = false
 end
 
 -- sum_log recomputes a limit's usage from its members.
 local function sum_log(l)
   local sum = 0
-  for _, m in ipairs(redis.call('ZRANGE', l.log, 0, -1)) do
+  for _, m in ipairs(call('ZRANGE', l.log, 0, -1)) do
     sum = sum + member_cost(m)
   end
   return sum
@@ -227,9 +244,9 @@ local function prune(l, now)
     return
   end
   local cutoff = int(now - l.window)
-  local expired = redis.call('ZRANGEBYSCORE', l.log, '-inf', cutoff)
+  local expired = call('ZRANGEBYSCORE', l.log, '-inf', cutoff)
   if #expired > 0 then
-    redis.call('ZREMRANGEBYSCORE', l.log, '-inf', cutoff)
+    call('ZREMRANGEBYSCORE', l.log, '-inf', cutoff)
   end
   if used ~= nil and used > 0 then
     for _, m in ipairs(expired) do
@@ -245,8 +262,8 @@ local function prune(l, now)
   if used > 0 then
     -- The oldest member left; the certificate ('~...', scored +inf) sorts
     -- last, so it comes first only in a log that holds no entries.
-    local first = redis.call('ZRANGE', l.log, 0, 0, 'WITHSCORES')
-    if first[1] and string.byte(first[1]) ~= 126 then
+    local first = call('ZRANGE', l.log, 0, 0, 'WITHSCORES')
+    if first[1] and byte(first[1]) ~= 126 then
       l.oldest, l.oldest_s = tonumber(first[2]), first[2]
     end
   end
@@ -258,12 +275,12 @@ local function mark_end(v)
   if not v then
     return 0
   end
-  return tonumber(string.match(v, '^(%d+)'))
+  return tonumber(match(v, '^(%d+)'))
 end
 
 -- mark_until reads the end (microseconds) of an upstream mark, 0 if none.
 local function mark_until(key)
-  return mark_end(redis.call('GET', key))
+  return mark_end(call('GET', key))
 end
 
 -- certificate is the member that says a log belongs to epoch id. '~' is
@@ -294,11 +311,11 @@ local function server_id()
   if run_id then
     return run_id
   end
-  local info = redis.call('INFO', 'server')
+  local info = call('INFO', 'server')
   -- A plain find, then a match anchored there: an unanchored pattern
   -- tries every position of the section.
-  local at = string.find(info, 'run_id:', 1, true)
-  local id = at and string.match(info, '^%x+', at + 7)
+  local at = find(info, 'run_id:', 1, true)
+  local id = at and match(info, '^%x+', at + 7)
   if not id then
     return 'unknown'
   end
@@ -315,9 +332,9 @@ end
 -- epoch per load of the library (checked): never on a reservation's common
 -- path.
 local function replication_id()
-  local info = redis.call('INFO', 'replication')
-  local at = string.find(info, 'master_replid:', 1, true)
-  return at and string.match(info, '^%x+', at + 14) or ''
+  local info = call('INFO', 'replication')
+  local at = find(info, 'master_replid:', 1, true)
+  return at and match(info, '^%x+', at + 14) or ''
 end
 
 -- checked[epoch key] is the epoch id whose replication id this load of the
@@ -345,16 +362,16 @@ local function parse_epoch(v)
   if v == last_v then
     return last_id, last_grace, last_seq, last_run, last_head
   end
-  if head_v and run_tail and string.find(v, head_v, 1, true) == 1 then
+  if head_v and run_tail and find(v, head_v, 1, true) == 1 then
     local tail = run_tail
-    if #v > #head_v + #tail and string.find(v, tail, #v - #tail + 1, true) then
-      local seq = tonumber(string.sub(v, #head_v + 1, #v - #tail))
+    if #v > #head_v + #tail and find(v, tail, #v - #tail + 1, true) then
+      local seq = tonumber(sub(v, #head_v + 1, #v - #tail))
       if seq then
         return head_id, head_grace, seq, run_id, head_v
       end
     end
   end
-  local id, grace, seq, run = string.match(v, '^(%S+) (%d+) ?(%d*) ?(%x*)$')
+  local id, grace, seq, run = match(v, '^(%S+) (%d+) ?(%d*) ?(%x*)$')
   if not id then
     return nil, 0, 0, '', nil
   end
@@ -374,7 +391,7 @@ end
 
 -- put_epoch writes the epoch key. It has no TTL.
 local function put_epoch(key, id, grace_until, seq, run)
-  redis.call('SET', key, epoch_value(id, grace_until, seq, run, nil))
+  call('SET', key, epoch_value(id, grace_until, seq, run, nil))
 end
 
 -- new_epoch starts epoch id after a loss: its grace, its info, and every
@@ -383,16 +400,16 @@ end
 local function new_epoch(key, info, id, grace, now, limits, run)
   local grace_until = now + grace
   put_epoch(key, id, grace_until, 0, run)
-  redis.call('DEL', info)
-  redis.call('HSET', info, 'created', int(now), 'rebuilt', int(now), 'restored', '0', 'replid', replication_id())
+  call('DEL', info)
+  call('HSET', info, 'created', int(now), 'rebuilt', int(now), 'restored', '0', 'replid', replication_id())
   checked[key] = id
   local cert = certificate(id)
   for _, l in ipairs(limits) do
-    for _, m in ipairs(redis.call('ZRANGEBYSCORE', l.log, '+inf', '+inf')) do
-      redis.call('ZREM', l.log, m)
+    for _, m in ipairs(call('ZRANGEBYSCORE', l.log, '+inf', '+inf')) do
+      call('ZREM', l.log, m)
     end
-    redis.call('ZADD', l.log, '+inf', cert)
-    redis.call('PERSIST', l.log)
+    call('ZADD', l.log, '+inf', cert)
+    call('PERSIST', l.log)
   end
   return grace_until
 end
@@ -427,9 +444,9 @@ local function epoch_check(key, info, v, expected, seen, candidate, grace, now, 
   local id, grace_until, seq, held_by, head = parse_epoch(v)
   local lost = id == nil or held_by ~= run or (id == expected and seen > seq)
   if not lost and checked[key] ~= id then
-    local started, now_id = redis.call('HGET', info, 'replid'), replication_id()
+    local started, now_id = call('HGET', info, 'replid'), replication_id()
     if not started then
-      redis.call('HSET', info, 'replid', now_id)
+      call('HSET', info, 'replid', now_id)
     elseif started ~= now_id then
       lost = true
     end
@@ -443,7 +460,7 @@ local function epoch_check(key, info, v, expected, seen, candidate, grace, now, 
     -- lookup costs.
     local cert = certificate(id)
     for _, l in ipairs(limits) do
-      if not redis.call('ZRANK', l.log, cert) then
+      if not call('ZRANK', l.log, cert) then
         lost = true
         break
       end
@@ -463,7 +480,7 @@ end
 local function granted_before(limits)
   for _, l in ipairs(limits) do
     if l.cost > 0 then
-      local at = redis.call('ZSCORE', l.log, l.member)
+      local at = call('ZSCORE', l.log, l.member)
       if at then
         return tonumber(at)
       end
@@ -479,7 +496,7 @@ local function wait_for(l, in_use, now)
   local need = in_use + l.cost - l.units
   local freed, start, batch = 0, 0, 128
   while true do
-    local page = redis.call('ZRANGE', l.log, start, start + batch - 1, 'WITHSCORES')
+    local page = call('ZRANGE', l.log, start, start + batch - 1, 'WITHSCORES')
     if #page == 0 then
       return l.window -- unreachable while the total is exact
     end

@@ -83,8 +83,9 @@ for co in "$@"; do
   if grep -q register_function "$co/quota/redis.go"; then
     # The library as quota/redis.go builds it, with reserve.lua alone.
     $R function load replace "$(printf '#!lua name=bench%d\n%s\n' "$i" "$(cat "$co/quota/window.lua")"
-      printf "redis.register_function{function_name = 'bench%d_reserve', callback = function(KEYS, ARGV)\n%s\nend}\n" \
-        "$i" "$(cat "$co/quota/reserve.lua")")" >/dev/null
+      printf "redis.register_function{function_name = 'bench%d_reserve', callback = function(KEYS, ARGV)\n%s\n%s\nend}\n" \
+        "$i" "$(grep -q '^local function bind' "$co/quota/window.lua" && echo 'if not call then bind() end')" \
+        "$(cat "$co/quota/reserve.lua")")" >/dev/null
     call[$i]="fcall bench${i}_reserve"
   else
     call[$i]="evalsha $($R script load "$(cat "$co/quota/window.lua" "$co/quota/reserve.lua")")"
