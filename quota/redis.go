@@ -294,15 +294,20 @@ func (r *Redis) reserve(ctx context.Context, cred string, rv reservation) (decis
 		return decision{}, scriptError(err, rv.charges)
 	}
 	vs, ok := v.([]any)
-	if ok && len(vs) == 3+len(rv.charges) {
-		// A plain grant, {now, epoch, seq, used...}: the whole reply's
+	if s, plain := v.(string); plain {
+		// A plain grant, "<now> <epoch> <seq> <used>...": the whole reply's
 		// code 1 and zeros around those (a grace that is over reads as
-		// none).
-		full := make([]any, 9+len(rv.charges))
-		full[0], full[1], full[2], full[3], full[4] = int64(1), int64(0), int64(0), vs[0], int64(0)
-		full[5], full[6], full[7], full[8] = vs[1], int64(0), vs[2], int64(0)
-		copy(full[9:], vs[3:])
-		vs = full
+		// none). Fields that are not integers fail in ints below.
+		f := strings.Fields(s)
+		if len(f) == 3+len(rv.charges) {
+			full := make([]any, 9+len(rv.charges))
+			full[0], full[1], full[2], full[3], full[4] = int64(1), int64(0), int64(0), f[0], int64(0)
+			full[5], full[6], full[7], full[8] = f[1], int64(0), f[2], int64(0)
+			for i, u := range f[3:] {
+				full[9+i] = u
+			}
+			vs, ok = full, true
+		}
 	}
 	if !ok || len(vs) != 9+len(rv.charges) {
 		return decision{}, fmt.Errorf("redis: reserve.lua: unexpected reply %v", v)

@@ -105,6 +105,26 @@ func asInt(v any) int64 {
 	return -1 << 62
 }
 
+// replyFields is a reserve reply as an array: since 2026-11-26 a plain
+// grant comes as one string of space-separated fields, other replies (and
+// every reply of the libraries before) as an array.
+func replyFields(v any, err error) ([]any, error) {
+	switch x := v.(type) {
+	case []any:
+		return x, err
+	case string:
+		var out []any
+		for _, f := range strings.Fields(x) {
+			out = append(out, f)
+		}
+		return out, err
+	}
+	if err == nil {
+		err = fmt.Errorf("reserve: unexpected reply %T %v", v, v)
+	}
+	return nil, err
+}
+
 // checkUsed compares reported usage with the model at now.
 func (h *rqHarness) checkUsed(what string, c *rqCred, now int64, used []int64) {
 	h.t.Helper()
@@ -150,13 +170,13 @@ func (h *rqHarness) reserve(c *rqCred, costs []int64, old bool, fn string) bool 
 				for i, l := range h.limits {
 					args = append(args, l.units, l.window.Microseconds(), costs[i])
 				}
-				v, err = h.rdb.FCall(h.ctx, fn, keys, args...).Slice()
+				v, err = replyFields(h.rdb.FCall(h.ctx, fn, keys, args...).Result())
 			} else {
 				spec := "1"
 				for i, l := range h.limits {
 					spec += fmt.Sprintf(" %d %d %d", l.units, l.window.Microseconds(), costs[i])
 				}
-				v, err = h.rdb.FCall(h.ctx, fn, keys, id, c.epoch, "e-"+id, "", "0", c.seen, spec).Slice()
+				v, err = replyFields(h.rdb.FCall(h.ctx, fn, keys, id, c.epoch, "e-"+id, "", "0", c.seen, spec).Result())
 			}
 		}
 		if err != nil {

@@ -41,10 +41,10 @@
 -- only redis.register_function and redis.log exist then. The real globals
 -- are read-only (Redis protects them), so what bind read stays right for
 -- as long as the library is loaded.
-local call, tonumber, unpack, ipairs, format, find, sub, match, gmatch, byte
+local call, tonumber, unpack, ipairs, concat, format, find, sub, match, gmatch, byte
 local function bind()
   local g = _G
-  call, tonumber, unpack, ipairs = g.redis.call, g.tonumber, g.unpack, g.ipairs
+  call, tonumber, unpack, ipairs, concat = g.redis.call, g.tonumber, g.unpack, g.ipairs, g.table.concat
   local s = g.string
   format, find, sub, match, gmatch, byte = s.format, s.find, s.sub, s.match, s.gmatch, s.byte
 end
@@ -55,6 +55,18 @@ end
 local function usec()
   local t = call('TIME')
   return t[1] * 1000000 + t[2]
+end
+
+-- usec_s is usec with the same time as a string of digits, as a log's
+-- scores and a total's bound are written: TIME's seconds, then its
+-- microseconds padded to six digits. Joining three strings costs about a
+-- third of what string.format('%d') does, and Lua's own number conversion
+-- would print 1.78e+15.
+local pad = {'00000', '0000', '000', '00', '0', ''}
+local function usec_s()
+  local t = call('TIME')
+  local s, us = t[1], t[2]
+  return s * 1000000 + us, s .. pad[#us] .. us
 end
 
 -- num is tonumber for the arguments that repeat call after call: a limit's
@@ -89,14 +101,15 @@ end
 -- limit builds a limit's record from its keys and definition (units and
 -- window_us as the caller sent them). mid is what a total of this
 -- definition holds between its used and its oldest fields. The record also
--- carries, per call, what prune found: used, oldest (and oldest_s, the same
--- as a string), stale (the total must be written); and the total last
--- parsed or built (last_v) with what it says.
+-- carries, per call, what prune found: used (and used_s, the same as a
+-- string when the call has it: nil after a recount), oldest (and oldest_s),
+-- stale (the total must be written); and the total last parsed or built
+-- (last_v) with what it says.
 local function limit(log, total, units, window)
   return {log = log, total = total, units = num(units), units_s = units, window = num(window), window_s = window,
     mid = ' ' .. units .. ' ' .. window .. ' ', cost = 0, member = nil,
-    used = 0, oldest = 0, oldest_s = '0', stale = false,
-    last_v = false, last_used = 0, last_oldest = 0, last_oldest_s = '0'}
+    used = 0, used_s = nil, oldest = 0, oldest_s = '0', stale = false,
+    last_v = false, last_used = 0, last_used_s = '0', last_oldest = 0, last_oldest_s = '0'}
 end
 
 -- mset and reply are reserve.lua's MSET arguments and reply, reused call
@@ -143,13 +156,14 @@ end
 -- write.) Scripts read every total before they write anything, so that it
 -- raises before anything is written.
 local function read_total(i, l, v)
+  -- (reserve.lua inlines this first case: keep the two alike.)
   if v and v == l.last_v then
     -- What this record last wrote (total_value), or last read: a process
     -- that spends alone reads next what it wrote last.
-    l.used, l.oldest, l.oldest_s = l.last_used, l.last_oldest, l.last_oldest_s
+    l.used, l.used_s, l.oldest, l.oldest_s = l.last_used, l.last_used_s, l.last_oldest, l.last_oldest_s
     return
   end
-  l.used, l.oldest, l.oldest_s = nil, nil, nil
+  l.used, l.used_s, l.oldest, l.oldest_s = nil, nil, nil, nil
   if not v then
     return
   end
@@ -158,9 +172,9 @@ local function read_total(i, l, v)
   local p = find(v, l.mid, 1, true)
   if p then
     -- The oldest stays the same call after call: num remembers it.
-    local oldest_s = sub(v, p + #l.mid)
-    l.used, l.oldest, l.oldest_s = tonumber(sub(v, 1, p - 1)), num(oldest_s), oldest_s
-    l.last_v, l.last_used, l.last_oldest, l.last_oldest_s = v, l.used, l.oldest, oldest_s
+    local used_s, oldest_s = sub(v, 1, p - 1), sub(v, p + #l.mid)
+    l.used, l.used_s, l.oldest, l.oldest_s = tonumber(used_s), used_s, num(oldest_s), oldest_s
+    l.last_v, l.last_used, l.last_used_s, l.last_oldest, l.last_oldest_s = v, l.used, used_s, l.oldest, oldest_s
     return
   end
   local used, units, window, oldest_s = match(v, '^(%-?%d+) ?(%d*) ?(%d*) ?(%d*)$')
@@ -174,7 +188,7 @@ local function read_total(i, l, v)
     error({err = 'YTREND_CONFLICT ' .. i .. ' ' .. units .. ' ' .. window .. ' ' .. int(l.units) .. ' ' .. int(l.window)})
   end
   if used then
-    l.used = tonumber(used)
+    l.used, l.used_s = tonumber(used), used
     if oldest_s ~= '' then
       l.oldest, l.oldest_s = tonumber(oldest_s), oldest_s
     end
@@ -184,8 +198,10 @@ end
 -- total_value is a limit's total as stored: "<used> <units> <window_us> <oldest_us>".
 -- The callers write it at once, and read_total remembers it.
 local function total_value(l)
-  local v = int(l.used) .. l.mid .. l.oldest_s
-  l.last_v, l.last_used, l.last_oldest, l.last_oldest_s = v, l.used, l.oldest, l.oldest_s
+  local used_s = int(l.used)
+  local v = used_s .. l.mid .. l.oldest_s
+  l.used_s = used_s
+  l.last_v, l.last_used, l.last_used_s, l.last_oldest, l.last_oldest_s = v, l.used, used_s, l.oldest, l.oldest_s
   return v
 end
 
@@ -222,7 +238,7 @@ end
 -- which the next prune makes exact: after a loss, whatever the total said
 -- no longer holds.
 local function recount(l)
-  l.used, l.oldest, l.oldest_s, l.stale = sum_log(l), 0, '0', true
+  l.used, l.used_s, l.oldest, l.oldest_s, l.stale = sum_log(l), nil, 0, '0', true
 end
 
 -- prune removes the entries of l that have left the window and sets l.used
@@ -238,6 +254,7 @@ end
 -- recomputed from the members. Whether the log itself is still there is the
 -- certificate's business (epoch_check).
 local function prune(l, now)
+  -- (reserve.lua inlines this first case: keep the two alike.)
   local used = l.used
   if l.oldest and used and used >= 0 and (used == 0 or l.oldest > now - l.window) then
     l.stale = false
@@ -258,7 +275,7 @@ local function prune(l, now)
     -- members.
     used = sum_log(l)
   end
-  l.used, l.oldest, l.oldest_s, l.stale = used, 0, '0', true
+  l.used, l.used_s, l.oldest, l.oldest_s, l.stale = used, nil, 0, '0', true
   if used > 0 then
     -- The oldest member left; the certificate ('~...', scored +inf) sorts
     -- last, so it comes first only in a log that holds no entries.
@@ -381,10 +398,13 @@ end
 
 -- epoch_value is the epoch key's value "<id> <grace_until_us> <seq> <run id>";
 -- head is its "<id> <grace_until_us> " when the caller has it. The callers
--- write it at once, and parse_epoch remembers it.
+-- write it at once, and parse_epoch remembers it. last_seq_s is the seq it
+-- last wrote, as a string: a grant's reply carries it.
+local last_seq_s = '0'
 local function epoch_value(id, grace_until, seq, run, head)
   head = head or (id .. ' ' .. int(grace_until) .. ' ')
-  local v = head .. int(seq) .. ' ' .. run
+  last_seq_s = int(seq)
+  local v = head .. last_seq_s .. ' ' .. run
   last_v, last_id, last_grace, last_seq, last_run, last_head = v, id, grace_until, seq, run, head
   return v
 end
@@ -459,7 +479,8 @@ local function epoch_check(key, info, v, expected, seen, candidate, grace, now, 
     -- double (+inf), which Redis prints with snprintf for more than the
     -- lookup costs.
     local cert = certificate(id)
-    for _, l in ipairs(limits) do
+    for i = 1, #limits do
+      local l = limits[i]
       if not call('ZRANK', l.log, cert) then
         lost = true
         break
