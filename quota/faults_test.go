@@ -533,3 +533,63 @@ func TestFaultFailOpenKeepsToTheLastAnswer(t *testing.T) {
 		t.Errorf("granted %d units in the window, limit 20", got)
 	}
 }
+
+// TestFaultUncountedLogLost: a call that a limit does not count neither
+// waits for that limit's lost log nor can overspend through it. With the
+// log of a search-only limit deleted, videos.list, which only the day
+// counts, is still granted: its decision reads only the day's books, which
+// are whole. The first search.list after the loss, from a process that did
+// not see it, finds it before its decision and is held for the grace; once
+// both processes have replayed, exactly the search limit's units have been
+// granted in all, and the day was never exceeded.
+func TestFaultUncountedLogLost(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Client(t)
+	cfg := faultCfg()
+	cfg.Credential = redistest.Prefix(t)
+	cfg.Costs = map[string]int64{"videos.list": 1, "search.list": 1}
+	cfg.Policies = nil
+	cfg.Limits = []quota.Limit{
+		{Name: "day", Units: 20, Window: time.Hour},
+		{Name: "search", Units: 5, Window: time.Hour, Costs: map[string]int64{"search.list": 1}},
+	}
+	begin(t, cfg, quota.NewRedis(rdb))
+	var mu sync.Mutex
+	granted := map[string]int64{}
+	count := func(r quota.Result) {
+		if r.Granted && !r.Duplicate {
+			mu.Lock()
+			granted[r.Call] += r.Cost
+			mu.Unlock()
+		}
+	}
+	owner := newLimiter(t, cfg, quota.NewRedis(rdb), quota.WithRecord(openStore(t).Writer()),
+		quota.WithObserver(count))
+	other := newLimiter(t, cfg, quota.NewRedis(redistest.Client(t)), quota.WithRecord(openStore(t).Writer()),
+		quota.WithObserver(count))
+	for range 3 {
+		mustGrant(t, owner, "search.list")
+	}
+	mustGrant(t, other, "videos.list") // other has seen the epoch
+	if n, err := rdb.Del(context.Background(), redisKey(cfg.Credential, "log", "search")).Result(); err != nil || n != 1 {
+		t.Fatalf("DEL the search log = %d, %v", n, err)
+	}
+
+	res := mustGrant(t, other, "videos.list")
+	if got := res.Limits[1].Used; got != 3 {
+		t.Errorf("videos.list after the loss reports %d search units used, want the 3 its total holds", got)
+	}
+	refusedBy(t, other, "search.list", quota.Rebuild)
+	refusedBy(t, owner, "search.list", quota.Rebuild) // the owner restores before its decision
+	waitGrace(t, other)
+	spendAll(t, other, "search.list")
+	spendAll(t, owner, "search.list")
+	mu.Lock()
+	defer mu.Unlock()
+	if got := granted["search.list"]; got != 5 {
+		t.Errorf("granted %d search.list units, want exactly the search limit, 5", got)
+	}
+	if got := granted["search.list"] + granted["videos.list"]; got > 20 {
+		t.Errorf("granted %d units in the day, more than its 20", got)
+	}
+}

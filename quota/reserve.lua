@@ -109,7 +109,7 @@ local run = server_id()
 -- ARGV[6] + 0, not tonumber: tonumber converts a string twice (it checks,
 -- then converts), and seen is a new number call after call.
 local epoch, grace_until, seq, replay, lost, head = epoch_check(KEYS[3], KEYS[5 + n], state[3], ARGV[2],
-  ARGV[6] + 0, ARGV[3], sp.grace, now, limits, run)
+  ARGV[6] + 0, ARGV[3], sp.grace, now, limits, run, true)
 if lost then
   -- A total may have outlived its log: count what is really there.
   for i = 1, n do

@@ -456,11 +456,18 @@ end
 -- server's history to be a prefix of its master's: one that had granted
 -- what the other lacks full-syncs.) An epoch started by a library that did
 -- not record the id adopts the current one at this library's first call.
+--
+-- With used_only, a log is checked only where this call charges it or read
+-- it (prune's slow path, which leaves its total stale): reserve.lua's grant
+-- decides on the totals of the logs it charges, so a log it neither charges
+-- nor reads cannot lead it to admit too much. The next call that does
+-- charge or read it finds the loss before its decision, and so does every
+-- sync (`ytrend run` syncs every few seconds).
 -- Returns id, grace_until_us, seq, replay (the epoch is not the caller's:
 -- it must replay its record before it spends), lost (this call found the
 -- loss and started the epoch it names), and the epoch value's head
 -- (parse_epoch; nil after a loss).
-local function epoch_check(key, info, v, expected, seen, candidate, grace, now, limits, run)
+local function epoch_check(key, info, v, expected, seen, candidate, grace, now, limits, run, used_only)
   local id, grace_until, seq, held_by, head = parse_epoch(v)
   local lost = id == nil or held_by ~= run or (id == expected and seen > seq)
   if not lost and checked[key] ~= id then
@@ -481,7 +488,7 @@ local function epoch_check(key, info, v, expected, seen, candidate, grace, now, 
     local cert = certificate(id)
     for i = 1, #limits do
       local l = limits[i]
-      if not call('ZRANK', l.log, cert) then
+      if (not used_only or l.cost > 0 or l.stale) and not call('ZRANK', l.log, cert) then
         lost = true
         break
       end
