@@ -52,6 +52,9 @@ type rqHarness struct {
 	bac    string        // the name of bac461f's library, '' for none
 	n      int           // ids issued
 	grants int
+	// onReplay, when set, runs when a reservation is told to replay (the
+	// epoch is not the harness's): a process with a record restores it.
+	onReplay func(c *rqCred)
 }
 
 func newRQ(t *testing.T, rdb *redis.Client, limits []rqLimit, creds ...string) *rqHarness {
@@ -212,6 +215,9 @@ func (h *rqHarness) reserve(c *rqCred, costs []int64, old bool, fn string) bool 
 		case 2:
 			if attempt > 3 {
 				h.t.Fatalf("reserve: replay asked %d times: %v", attempt, v)
+			}
+			if h.onReplay != nil {
+				h.onReplay(c)
 			}
 			// Wait out the 1 µs grace.
 			continue
