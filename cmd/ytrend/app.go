@@ -101,14 +101,35 @@ type openOpts struct {
 	// readOnly opens an existing, migrated archive without the write side
 	// (no WAL switch, no migration, no write lock): a command that only
 	// reads starts in a few milliseconds whatever the archive's size. An
-	// archive that is missing or has pending migrations is opened the
-	// usual way instead, which creates or migrates it; any other refusal
-	// (a newer schema, a gap, a directory SQLite cannot create the WAL's
-	// files in) is the command's error, the archive untouched. Either
-	// way the archive is opened for a short-lived process
-	// (store.ShortLived): one connection, and only the statements the
-	// command runs.
+	// archive with pending migrations is opened the usual way instead,
+	// which migrates it; any other refusal (a newer schema, a gap, a
+	// directory SQLite cannot create the WAL's files in) is the command's
+	// error, the archive untouched. Either way the archive is opened for
+	// a short-lived process (store.ShortLived): one connection, and only
+	// the statements the command runs. It implies existing.
 	readOnly bool
+	// existing says the command only reads the archive, so a path with
+	// none is refused (requireArchive) instead of given a new, empty one.
+	existing bool
+	// status says the command only reads the budget (ytrend quota
+	// status). With the embedded ledger the archive is the budget, and
+	// must exist. With Redis the archive is only this host's record of
+	// its grants, which a host that has never spent has not got: with no
+	// archive the budget is read without one, creating nothing.
+	status bool
+}
+
+// requireArchive refuses a path with no archive, for a command that only
+// reads: SQLite would create an empty archive there, and the command would
+// answer that it found nothing, when the path was mistyped. Nothing is
+// created, not even the directory. Any other trouble with the path is the
+// open's to report, with its reason.
+func requireArchive(path string) error {
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf(`no archive at %s (create one with "ytrend fetch", "ytrend import" or "ytrend run", `+
+			"or point --db, YTREND_DB or store.path at yours)", path)
+	}
+	return nil
 }
 
 // open opens the archive and, if asked, the budget: Redis when a URL is
@@ -124,6 +145,18 @@ func (c *cli) open(cmd *cobra.Command, o openOpts) (*app, error) {
 	}
 	a := &app{cfg: cfg, log: log}
 	ctx := cmd.Context()
+	if missing := requireArchive(cfg.Store.Path); missing != nil {
+		switch {
+		case o.readOnly || o.existing || (o.status && cfg.Redis.URL == ""):
+			return nil, missing
+		case o.status:
+			if a.budget, err = budget.Open(ctx, budget.ConfigFrom(cfg), budget.Options{StatusOnly: true, Log: log}); err != nil {
+				return nil, err
+			}
+			a.limiter = a.budget.Limiter
+			return a, nil
+		}
+	}
 	if dir := filepath.Dir(cfg.Store.Path); dir != "." {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("create archive directory: %w", err)
@@ -138,9 +171,9 @@ func (c *cli) open(cmd *cobra.Command, o openOpts) (*app, error) {
 		}
 		// Only what the usual open can mend falls back to it: its own
 		// error would hide the first one (for a directory this user
-		// cannot write, it said "enable WAL").
-		pending = errors.Is(err, store.ErrPendingMigrations)
-		if !pending && !errors.Is(err, fs.ErrNotExist) {
+		// cannot write, it said "enable WAL"). An archive gone since
+		// requireArchive looked is not recreated either.
+		if pending = errors.Is(err, store.ErrPendingMigrations); !pending {
 			return nil, err
 		}
 	}

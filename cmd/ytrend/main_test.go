@@ -412,7 +412,8 @@ func TestBadInputGetsClearErrors(t *testing.T) {
 		{[]string{"search", "x", "--since", "yesterday"}, nil, 2, "--since"},
 		{[]string{"search", "x", "--since", "-24h"}, nil, 2, `--since "-24h" is negative`},
 		{[]string{"search", "x", "--since", "106752d"}, nil, 2, `--since "106752d" is too long: at most 106751d`},
-		{[]string{"--db", ":memory:", "search", "x"}, nil, 1, "WAL cannot be enabled"},
+		{[]string{"--db", ":memory:", "migrate"}, nil, 1, "WAL cannot be enabled"},
+		{[]string{"--db", ":memory:", "search", "x"}, nil, 1, "no archive at :memory:"},
 		{[]string{"search", "x", "--sort", "best"}, nil, 2, "--sort"},
 		{[]string{"search", "x", "--limit", "0"}, nil, 2, "--limit"},
 		{[]string{"runs", "--region", "XX"}, nil, 2, "XX"},
@@ -715,7 +716,7 @@ func TestNewerSchemaIsRefusedAndListed(t *testing.T) {
 func TestOptimizeCommand(t *testing.T) {
 	w := newWorld(t, sim.Config{})
 	r := w.run("optimize")
-	if r.code != 1 || !strings.Contains(r.stderr, "does not exist") {
+	if r.code != 1 || !strings.Contains(r.stderr, "no archive at "+w.env["YTREND_DB"]) {
 		t.Fatalf("optimize without an archive: exit %d, stderr %q", r.code, r.stderr)
 	}
 	if _, err := os.Stat(w.env["YTREND_DB"]); err == nil {

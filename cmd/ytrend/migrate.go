@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -35,8 +34,8 @@ A database migrated by a newer ytrend is refused and left untouched.`,
 			}
 			path := cfg.Store.Path
 			if status {
-				if _, err := os.Stat(path); err != nil {
-					return fmt.Errorf("archive %s: %w", path, err)
+				if err := requireArchive(path); err != nil {
+					return err
 				}
 				db, err := store.Open(cmd.Context(), path, store.WithoutMigrate())
 				if err != nil {

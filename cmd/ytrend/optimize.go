@@ -1,10 +1,7 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -32,16 +29,9 @@ other processes wait), needs free disk about twice the archive's size, and
 an interrupted compaction is rolled back whole.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := c.loadConfig(cmd)
-			if err != nil {
-				return err
-			}
-			if _, err := os.Stat(cfg.Store.Path); errors.Is(err, fs.ErrNotExist) {
-				return fmt.Errorf("archive %s does not exist; point --db, YTREND_DB or store.path at it", cfg.Store.Path)
-			} else if err != nil {
-				return fmt.Errorf("archive: %w", err)
-			}
-			a, err := c.open(cmd, openOpts{})
+			// Upkeep of an archive that is not there would create an
+			// empty one to keep.
+			a, err := c.open(cmd, openOpts{existing: true})
 			if err != nil {
 				return err
 			}

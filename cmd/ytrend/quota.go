@@ -32,7 +32,7 @@ func (c *cli) quotaStatusCmd() *cobra.Command {
 		Short: "Show each limit's used and remaining units and when the next unit frees up",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			a, err := c.open(cmd, openOpts{limiter: true})
+			a, err := c.open(cmd, openOpts{limiter: true, status: true})
 			if err != nil {
 				return err
 			}

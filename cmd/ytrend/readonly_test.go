@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ytrend/ytrend/ingest/sim"
+	"github.com/ytrend/ytrend/testkit/redistest"
 )
 
 // refusedArchives are archives this ytrend cannot migrate: a newer schema,
@@ -284,10 +285,11 @@ func TestWriterRefusesWALFilesItCannotWrite(t *testing.T) {
 	}
 }
 
-// An archive that is not there and cannot be created there is refused with
-// that reason, by a read command (which falls back to creating it) and by a
-// writing one alike; SQLite itself says only "unable to open database
-// file", which reached the user as a failure to enable WAL.
+// An archive that is not there and cannot be created there is refused by
+// a writing command with that reason; SQLite itself says only "unable to
+// open database file", which reached the user as a failure to enable WAL.
+// A read command refuses it as it refuses any missing archive, creating
+// nothing.
 func TestMissingArchiveWhereNoneCanBeCreated(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, sim.Config{})
@@ -306,14 +308,73 @@ func TestMissingArchiveWhereNoneCanBeCreated(t *testing.T) {
 	} {
 		w.env["YTREND_DB"] = c.path
 		for _, args := range [][]string{{"search", "the"}, {"chart", "US"}, {"fetch", "US"}} {
+			want := c.want
+			if args[0] != "fetch" {
+				want = "no archive at " + c.path
+			}
 			r := w.runUnprivileged(args...)
-			if r.code == 0 || !strings.Contains(r.stderr, c.want) || strings.Contains(r.stderr, "enable WAL") {
+			if r.code == 0 || !strings.Contains(r.stderr, want) || strings.Contains(r.stderr, "enable WAL") {
 				t.Errorf("ytrend %v with the archive %s: exit %d, stderr %q; want a refusal saying %q",
-					args, c.path, r.code, r.stderr, c.want)
+					args, c.path, r.code, r.stderr, want)
 			}
 		}
 	}
 	if names := dirNames(t, dir); len(names) != 0 {
 		t.Errorf("the read-only directory holds %v, want nothing", names)
+	}
+}
+
+// TestReadCommandsRefuseAMissingArchive: a command that only reads, given
+// a path where there is no archive (a mistyped --db, say), says so, naming
+// the path and the commands that create one, and creates nothing there:
+// no archive, no -wal or -shm, no directory. Before, it created an empty
+// archive and answered that it found nothing. The commands that write
+// still create the archive, and then the same reads work.
+func TestReadCommandsRefuseAMissingArchive(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, sim.Config{})
+	readers := [][]string{
+		{"search", "x"}, {"chart", "US"}, {"history", "dQw4w9WgXcQ"}, {"export", "--out", "x.csv"}, {"runs"},
+		{"optimize"}, {"migrate", "--status"}, {"quota", "status"}, {"serve", "--listen", "127.0.0.1:0"},
+	}
+	for _, path := range []string{filepath.Join(w.dir, "typo.db"), filepath.Join(w.dir, "typo", "archive.db")} {
+		for _, args := range readers {
+			before := dirNames(t, w.dir)
+			r := w.runWithin(2*time.Minute, append([]string{"--db", path}, args...)...)
+			want := "no archive at " + path + ` (create one with "ytrend fetch", "ytrend import" or "ytrend run"`
+			if r.code != exitError || !strings.Contains(r.stderr, want) {
+				t.Errorf("ytrend --db %s %v: exit %d, stderr %q; want exit %d saying %q", path, args, r.code, r.stderr, exitError, want)
+			}
+			if after := dirNames(t, w.dir); !slices.Equal(after, before) {
+				t.Errorf("ytrend --db %s %v: the directory held %v, now %v; want nothing created", path, args, before, after)
+			}
+		}
+	}
+
+	path := filepath.Join(w.dir, "typo", "archive.db")
+	w.mustRun("--db", path, "fetch", "US")
+	for _, args := range [][]string{{"search", "x"}, {"chart", "US"}, {"export", "--out", "x.csv"}, {"runs"}, {"quota", "status"}} {
+		w.mustRun(append([]string{"--db", path}, args...)...)
+	}
+}
+
+// TestQuotaStatusOnRedisWithoutAnArchive: with the budget on Redis, the
+// archive is only this host's record of its grants, which a host that
+// has never spent does not have: quota status reads the shared budget
+// without creating one. (With the embedded ledger the archive is the
+// budget, and a missing one is refused as every read command refuses it.)
+func TestQuotaStatusOnRedisWithoutAnArchive(t *testing.T) {
+	t.Parallel()
+	redistest.Client(t)
+	w := newWorld(t, sim.Config{})
+	w.env["REDIS_URL"] = redistest.URL()
+	w.config("credential: " + redistest.Prefix(t) + "\n")
+	before := dirNames(t, w.dir)
+	st := decode[quotaStatusJSON](t, w.mustRun("quota", "status", "--json").stdout)
+	if len(st.Limits) == 0 || st.Limits[0].Used != 0 {
+		t.Errorf("status %+v; want the fresh credential's limits, nothing used", st)
+	}
+	if after := dirNames(t, w.dir); !slices.Equal(after, before) {
+		t.Errorf("quota status created %v (the directory held %v)", after, before)
 	}
 }

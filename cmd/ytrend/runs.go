@@ -42,7 +42,7 @@ func (c *cli) runsCmd() *cobra.Command {
 			if limit < 1 {
 				return usageError{fmt.Errorf("--limit %d: must be at least 1", limit)}
 			}
-			a, err := c.open(cmd, openOpts{})
+			a, err := c.open(cmd, openOpts{existing: true})
 			if err != nil {
 				return err
 			}

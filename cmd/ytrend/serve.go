@@ -91,6 +91,11 @@ a second signal stops at once.`,
 					return err
 				}
 			} else {
+				// A followed copy may not exist yet (it is restored
+				// above); the archive served as it is must.
+				if err := requireArchive(cfg.Store.Path); err != nil {
+					return err
+				}
 				s, closeDeps, err = server.Open(stop.Hard, server.ConfigFrom(cfg), cfg.Store.Path, budget.ConfigFrom(cfg), log, access)
 				if err != nil {
 					return err

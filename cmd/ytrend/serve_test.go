@@ -3,8 +3,11 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"regexp"
 	"strings"
 	"syscall"
@@ -161,8 +164,11 @@ func TestServeBadConfig(t *testing.T) {
 	}
 	// No archive yet: a clear error, and nothing created.
 	w.config("")
-	if r := w.run("serve"); r.code != 1 || !strings.Contains(r.stderr, "read-only") {
+	if r := w.run("serve"); r.code != 1 || !strings.Contains(r.stderr, "no archive at "+w.env["YTREND_DB"]) {
 		t.Fatalf("serve without an archive: %d %s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(w.env["YTREND_DB"]); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("serve without an archive created one (stat: %v)", err)
 	}
 }
 

@@ -60,6 +60,9 @@ func TestUnwaitedFailoverWarnsOnce(t *testing.T) {
 		{"{timeout: 300ms, wait_timeout: 100ms, wait_replicas: 0}", 1},
 	} {
 		w := newWorld(t, sim.Config{})
+		// quota status warns as a process that spends: one with an
+		// archive, where it keeps its record of grants.
+		w.mustRun("migrate")
 		w.config("redis: " + tt.redis + "\n") // before REDIS_URL: there are no books to settle
 		w.env["REDIS_URL"] = "redis://127.0.0.1:1?master_name=main"
 		r := w.run("quota", "status")
