@@ -430,6 +430,32 @@ func TestRedisPasswordNotInHelp(t *testing.T) {
 	}
 }
 
+// TestRedisHostThatDoesNotResolve: quota status on a Redis whose host name
+// does not resolve (RFC 2606 keeps .invalid from ever resolving) says that
+// the lookup failed, not "context deadline exceeded" alone, and never
+// shows the URL's password: on a host that has no archive (the budget is
+// read alone) and on one that has (its record of grants is synced first).
+func TestRedisHostThatDoesNotResolve(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, sim.Config{})
+	w.config("redis: {timeout: 300ms}\n") // before REDIS_URL: there are no books to settle
+	const pw = "s3cret-redis-pass"
+	w.env["REDIS_URL"] = "redis://app:" + pw + "@no-such-host.invalid:6379/0"
+	for _, archive := range []bool{false, true} {
+		if archive {
+			w.mustRun("migrate")
+		}
+		r := w.run("quota", "status")
+		if r.code != exitError || !strings.Contains(r.stderr, "lookup no-such-host.invalid") {
+			t.Errorf("archive %v: exit %d, stderr %q; want exit %d naming the failed lookup of no-such-host.invalid",
+				archive, r.code, r.stderr, exitError)
+		}
+		if strings.Contains(r.stdout+r.stderr, pw) {
+			t.Errorf("archive %v: quota status prints the Redis password:\n%s%s", archive, r.stdout, r.stderr)
+		}
+	}
+}
+
 // TestRedisClientLogsGoThroughSlog: go-redis logs Sentinel events itself
 // ("sentinel: new master=..."); with --log-format json every line on stderr
 // is JSON, theirs included.

@@ -94,7 +94,8 @@ func form(raw string) (Kind, error) {
 }
 
 // Open returns a client for raw with ytrend's options: every dial, read and
-// write bounded by timeout, context deadlines honoured, one retry.
+// write bounded by timeout, context deadlines honoured, one retry, and a
+// call that times out while dialing says why the dial failed (lastDial).
 func Open(raw string, timeout time.Duration) (redis.UniversalClient, error) {
 	kind, err := KindOf(raw)
 	if err != nil {
@@ -104,6 +105,7 @@ func Open(raw string, timeout time.Duration) (redis.UniversalClient, error) {
 	bad := func(err error) error {
 		return fmt.Errorf("%w %q: %v", ErrBadURL, secret.URL(raw), redactErr(err, raw))
 	}
+	dials := &lastDial{password: password(raw)}
 	switch kind {
 	case Sentinel:
 		opt, err := redis.ParseFailoverURL(raw)
@@ -112,7 +114,10 @@ func Open(raw string, timeout time.Duration) (redis.UniversalClient, error) {
 		}
 		opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = timeout, timeout, timeout
 		opt.ContextTimeoutEnabled, opt.MaxRetries = true, 1
-		return redis.NewFailoverClient(opt), nil
+		opt.Dialer = dials.dialer(redis.NewDialer(&redis.Options{DialTimeout: timeout, TLSConfig: opt.TLSConfig}))
+		c := redis.NewFailoverClient(opt)
+		c.AddHook(dials)
+		return c, nil
 	case Cluster:
 		opt, err := redis.ParseClusterURL(raw)
 		if err != nil {
@@ -120,7 +125,10 @@ func Open(raw string, timeout time.Duration) (redis.UniversalClient, error) {
 		}
 		opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = timeout, timeout, timeout
 		opt.ContextTimeoutEnabled, opt.MaxRetries = true, 1
-		return redis.NewClusterClient(opt), nil
+		opt.Dialer = dials.dialer(redis.NewDialer(&redis.Options{DialTimeout: timeout, TLSConfig: opt.TLSConfig}))
+		c := redis.NewClusterClient(opt)
+		c.AddHook(dials)
+		return c, nil
 	}
 	opt, err := redis.ParseURL(raw)
 	if err != nil {
@@ -128,15 +136,26 @@ func Open(raw string, timeout time.Duration) (redis.UniversalClient, error) {
 	}
 	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = timeout, timeout, timeout
 	opt.ContextTimeoutEnabled, opt.MaxRetries = true, 1
-	return redis.NewClient(opt), nil
+	opt.Dialer = dials.dialer(redis.NewDialer(&redis.Options{DialTimeout: timeout, TLSConfig: opt.TLSConfig}))
+	c := redis.NewClient(opt)
+	c.AddHook(dials)
+	return c, nil
+}
+
+// password is raw's password, if it has one.
+func password(raw string) secret.Value {
+	if u, err := url.Parse(raw); err == nil && u.User != nil {
+		if p, ok := u.User.Password(); ok {
+			return secret.New(p)
+		}
+	}
+	return secret.Value{}
 }
 
 // redactErr removes raw's password, in every encoding, from err's text.
 func redactErr(err error, raw string) string {
-	if u, perr := url.Parse(raw); perr == nil && u.User != nil {
-		if p, ok := u.User.Password(); ok {
-			return secret.New(p).Redact(err.Error())
-		}
+	if p := password(raw); !p.IsZero() {
+		return p.Redact(err.Error())
 	}
 	return secret.Scrub(err.Error())
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -267,5 +268,64 @@ func TestRouteLogsLevels(t *testing.T) {
 		if rec.Level != tt.want.String() || rec.Msg != "redis client: "+fmt.Sprintf(tt.format, tt.args...) {
 			t.Errorf("%s %q, want %s", rec.Level, rec.Msg, tt.want)
 		}
+	}
+}
+
+// TestDialFailureNamesItsCause: a Redis whose host name does not resolve
+// (RFC 2606 keeps .invalid from ever resolving) fails a call with the
+// lookup's error, in each URL form, and not with "context deadline
+// exceeded" alone: go-redis retries the dial past the call's deadline, and
+// the deadline's error was all it returned. The URL's password is not in
+// the error.
+func TestDialFailureNamesItsCause(t *testing.T) {
+	t.Parallel()
+	const pw = "hunter2-dial-secret"
+	for _, raw := range []string{
+		"redis://app:" + pw + "@no-such-host.invalid:6379/0",
+		"redis://app:" + pw + "@no-such-host.invalid:26379?master_name=main",
+		"redis://app:" + pw + "@no-such-host.invalid:6379?addr=no-such-host.invalid:6380",
+	} {
+		t.Run(secret.URL(raw), func(t *testing.T) {
+			t.Parallel()
+			c, err := Open(raw, 300*time.Millisecond)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			defer cancel()
+			err = c.Ping(ctx).Err()
+			var dns *net.DNSError
+			if !errors.As(err, &dns) || dns.Name != "no-such-host.invalid" || !strings.Contains(err.Error(), "lookup no-such-host.invalid") {
+				t.Errorf("Ping = %v; want the failed lookup of no-such-host.invalid (a *net.DNSError)", err)
+			}
+			if err != nil && strings.Contains(err.Error(), pw) {
+				t.Errorf("Ping = %v: the error shows the password", err)
+			}
+		})
+	}
+}
+
+// TestDialFailureBeforeACallIsNotItsCause: a dial that failed before a
+// call began, or that a later dial mended, does not explain the call's
+// timeout.
+func TestDialFailureBeforeACallIsNotItsCause(t *testing.T) {
+	t.Parallel()
+	refused := errors.New("dial tcp 127.0.0.1:1: connect: connection refused")
+	var d lastDial
+	d.record(refused)
+	if err := d.explain(context.DeadlineExceeded, time.Now().Add(time.Second)); err != nil {
+		t.Errorf("a dial failed before the call: explain = %v, want nothing added", err)
+	}
+	since := time.Now().Add(-time.Second)
+	if err := d.explain(context.DeadlineExceeded, since); !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, refused) {
+		t.Errorf("a dial failed during the call: explain = %v, want the timeout and the dial's error", err)
+	}
+	if err := d.explain(errors.New("ERR unknown command"), since); err != nil {
+		t.Errorf("an answer from Redis: explain = %v, want nothing added", err)
+	}
+	d.record(nil)
+	if err := d.explain(context.DeadlineExceeded, since); err != nil {
+		t.Errorf("the last dial worked: explain = %v, want nothing added", err)
 	}
 }
