@@ -1,14 +1,22 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ytrend/ytrend/internal/humanfmt"
 	"github.com/ytrend/ytrend/internal/reply"
 	"github.com/ytrend/ytrend/regions"
 	"github.com/ytrend/ytrend/server"
@@ -211,4 +219,117 @@ func TestCORS(t *testing.T) {
 	if r := e.get(t, "/", "Origin: https://charts.example"); r.header.Get("Access-Control-Allow-Origin") != "" {
 		t.Fatal("pages are not for other origins")
 	}
+}
+
+// hostileTitle carries what acts on a terminal (CSI as the C1 U+009B, DEL,
+// a right-to-left override), as an imported title may.
+const hostileTitle = "api \u009b31m del\x7f rlo\u202e end"
+
+// The API writes DEL, the C1 controls and the bidirectional overrides as
+// \u escapes, as the CLI's --json does (red team: curl to a terminal got
+// them raw): the same strings to a JSON reader, inert on the terminal. A
+// second request, answered from the response cache, is the same bytes.
+func TestAPIEscapesTerminalControls(t *testing.T) {
+	ctx := context.Background()
+	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "hostile.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	v := store.Video{ID: "hostile0001", Title: hostileTitle, ChannelTitle: "chan \u2066isolate\u2069", CategoryID: "22",
+		Description: "nel \u0085 csi \u009b2J", PublishedAt: at.Add(-time.Hour)}
+	if _, err := db.ImportChart(ctx, store.ImportedChart{Region: "US",
+		Pages: []store.Page{{FetchedAt: at, FirstRank: 1, Videos: []store.Video{v}}}}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := server.New(server.Config{}, server.Deps{Archive: db, Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s.Handler())
+	t.Cleanup(srv.Close)
+	e := &env{srv: srv}
+
+	for _, tc := range []struct {
+		path string
+		want []string
+	}{
+		{"/api/v1/videos/hostile0001", []string{hostileTitle, v.ChannelTitle, v.Description}},
+		{"/api/v1/charts/US", []string{hostileTitle, v.ChannelTitle}},
+		{"/api/v1/search?q=api", []string{hostileTitle, v.ChannelTitle}},
+	} {
+		path := tc.path
+		for _, enc := range []string{"identity", "gzip"} {
+			r := e.get(t, path, "Accept-Encoding: "+enc)
+			if r.code != 200 {
+				t.Fatalf("%s: %d %s", path, r.code, r.body)
+			}
+			checkNoRawControls(t, path, r.body)
+			if !bytes.Contains(r.body, []byte(`api \u009b31m del\u007f rlo\u202e end`)) {
+				t.Errorf("%s: the title's controls are not \\u escapes: %s", path, r.body)
+			}
+			strs := jsonStrings(t, r.body)
+			for _, w := range tc.want {
+				if !slices.Contains(strs, w) {
+					t.Errorf("%s: decodes to %q, want %q among them", path, strs, w)
+				}
+			}
+			if again := e.get(t, path, "Accept-Encoding: "+enc); !bytes.Equal(again.body, r.body) {
+				t.Errorf("%s: the cached answer differs:\n%s\n%s", path, r.body, again.body)
+			}
+		}
+	}
+	// An error that quotes the request's path, with the same escapes.
+	req, _ := http.NewRequest(http.MethodOptions, srv.URL+"/api/v1/x%C2%9B31m%E2%80%AE%7F", nil)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	checkNoRawControls(t, "OPTIONS", body)
+	var eb reply.ErrorBody
+	if err := json.Unmarshal(body, &eb); err != nil || res.StatusCode != 404 ||
+		eb.Error.Message != "there is nothing at /api/v1/x\u009b31m\u202e\x7f" || !bytes.Contains(body, []byte(`x\u009b31m\u202e\u007f`)) {
+		t.Errorf("OPTIONS: %d %q (%v): %s", res.StatusCode, eb.Error.Message, err, body)
+	}
+}
+
+// checkNoRawControls fails if body holds DEL, a C1 control or a
+// bidirectional embedding, override or isolate as it is.
+func checkNoRawControls(t testing.TB, what string, body []byte) {
+	t.Helper()
+	for _, r := range string(body) {
+		if r >= 0x7f && humanfmt.TerminalControl(r) {
+			t.Fatalf("%s: %U is in the body raw: %q", what, r, body)
+		}
+	}
+}
+
+// jsonStrings is every string in the JSON document b, keys apart.
+func jsonStrings(t testing.TB, b []byte) []string {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("not JSON: %v: %s", err, b)
+	}
+	var out []string
+	var walk func(any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case string:
+			out = append(out, v)
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		case map[string]any:
+			for _, x := range v {
+				walk(x)
+			}
+		}
+	}
+	walk(v)
+	return out
 }

@@ -1,8 +1,9 @@
 // Package reply writes ytrend serve's responses: conditional (a weak ETag
 // from the body, Last-Modified from the archive, 304 when nothing changed),
-// gzip-compressed when the client accepts it, and errors as JSON
-// {"error": {"code", "message"}} that never carry an internal error's text:
-// that is logged with the request id, which the client gets instead.
+// gzip-compressed when the client accepts it, JSON with whatever would act
+// on a terminal as \u escapes, and errors as JSON {"error": {"code",
+// "message"}} that never carry an internal error's text: that is logged
+// with the request id, which the client gets instead.
 //
 // Key decision: the ETag hashes the rendered body, so it is right for every
 // route whatever it reads, and a 304 saves the transfer (not the query).
@@ -15,7 +16,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
-	"github.com/klauspost/compress/gzip"
 	"io"
 	"log/slog"
 	"net/http"
@@ -24,6 +24,10 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/klauspost/compress/gzip"
+
+	"github.com/ytrend/ytrend/internal/humanfmt"
 )
 
 type ctxKey struct{}
@@ -165,14 +169,18 @@ func AddVary(h http.Header, tokens ...string) {
 	h.Set("Vary", strings.Join(have, ", "))
 }
 
-// JSON sends v as JSON.
+// JSON sends v as JSON, with DEL, the C1 controls and the bidirectional
+// overrides as \u escapes (humanfmt.JSONEscaped), as the CLI's --json
+// writes them: the answers carry outside text (titles, channel names), and
+// a client that prints them to a terminal, curl for one, gets them inert.
+// It is done here, once per rendering: the response cache keeps the bytes.
 func JSON(w http.ResponseWriter, r *http.Request, status int, v any, lastMod time.Time) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		Internal(w, r, nil, err)
 		return
 	}
-	Write(w, r, status, "application/json", append(b, '\n'), lastMod)
+	Write(w, r, status, "application/json", append(humanfmt.JSONEscaped(b), '\n'), lastMod)
 }
 
 // ErrorBody is the JSON of every error response.
@@ -189,7 +197,8 @@ func Error(w http.ResponseWriter, r *http.Request, status int, code, message str
 	e.Error.Code, e.Error.Message = code, message
 	b, _ := json.Marshal(e)
 	w.Header().Set("Cache-Control", "no-store")
-	Write(w, r, status, "application/json", append(b, '\n'), time.Time{})
+	// A message may quote the request (its path), escaped as JSON's are.
+	Write(w, r, status, "application/json", append(humanfmt.JSONEscaped(b), '\n'), time.Time{})
 }
 
 // Internal logs err with the request id and sends a 500 that carries only
