@@ -57,7 +57,9 @@ func (c *cli) newLogger() (*slog.Logger, error) {
 
 // logHandler is the process's log format (--log-format, --log-level) over
 // a writer: the process's log on stderr, and ytrend serve's access log,
-// which batches its lines before they reach stderr (accessLog).
+// which batches its lines before they reach stderr (accessLog). Either way
+// outside text in a line cannot act on the terminal that shows it
+// (logLines).
 func (c *cli) logHandler() (func(io.Writer) slog.Handler, error) {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(c.logLevel)); err != nil {
@@ -66,9 +68,9 @@ func (c *cli) logHandler() (func(io.Writer) slog.Handler, error) {
 	opts := &slog.HandlerOptions{Level: level}
 	switch c.logFormat {
 	case "text":
-		return func(w io.Writer) slog.Handler { return slog.NewTextHandler(w, opts) }, nil
+		return func(w io.Writer) slog.Handler { return slog.NewTextHandler(logLines{w: w, text: true}, opts) }, nil
 	case "json":
-		return func(w io.Writer) slog.Handler { return slog.NewJSONHandler(w, opts) }, nil
+		return func(w io.Writer) slog.Handler { return slog.NewJSONHandler(logLines{w: w}, opts) }, nil
 	}
 	return nil, usageError{fmt.Errorf("--log-format %q: allowed text, json", c.logFormat)}
 }

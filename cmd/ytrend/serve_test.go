@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"os"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -140,6 +142,66 @@ func TestServeAccessLog(t *testing.T) {
 			if m[1] != fmt.Sprintf("%02d", i) {
 				t.Fatalf("line %d is request %s's:\n%s", i, m[1], logs)
 			}
+		}
+	}
+}
+
+// A request's path reaches the access log as the server decoded it, so
+// anyone who can reach serve could put CSI (U+009B) or a right-to-left
+// override on the terminal that tails it (red team). In both log formats
+// the line carries them as escapes and reads back to the path.
+func TestServeAccessLogEscapesTerminalControls(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, sim.Config{})
+	w.mustRun("fetch", "US")
+	const hostilePath = "/nothing/x\u009b31m\u202e\x7f"
+	for _, format := range []string{"json", "text"} {
+		cmd, logs := w.start("serve", "--listen", "127.0.0.1:0", "--log-format", format)
+		re := regexp.MustCompile(`serving (http://[0-9.:]+)/`)
+		var base string
+		waitFor(t, "serve listening", 30*time.Second, func() bool {
+			m := re.FindStringSubmatch(logs.String())
+			if m != nil {
+				base = m[1]
+			}
+			return m != nil
+		})
+		for _, path := range []string{"/nothing/x%C2%9B31m%E2%80%AE%7F", "/nothing/only%7Fdel"} {
+			if code, body := get(t, base+path); code != 404 {
+				t.Fatalf("%s: %d %.300s", path, code, body)
+			}
+		}
+		cmd.Process.Signal(syscall.SIGTERM)
+		if code, _ := exitCode(t, cmd, 60*time.Second); code != 0 {
+			t.Fatalf("%s: exit %d after SIGTERM:\n%s", format, code, logs)
+		}
+		out := logs.String()
+		if strings.ContainsAny(out, "\u009b\u202e\x7f") {
+			t.Fatalf("--log-format %s: a control is in the log raw: %q", format, out)
+		}
+		var paths []string
+		for _, line := range strings.Split(out, "\n") {
+			switch {
+			case format == "json" && strings.Contains(line, `"msg":"http"`):
+				var l struct{ Path string }
+				if err := json.Unmarshal([]byte(line), &l); err != nil {
+					t.Fatalf("not JSON: %v: %s", err, line)
+				}
+				paths = append(paths, l.Path)
+			case format == "text" && strings.Contains(line, " msg=http "):
+				m := regexp.MustCompile(` path=("(?:[^"\\]|\\.)*"|\S*) `).FindStringSubmatch(line)
+				if m == nil {
+					t.Fatalf("no path in %q", line)
+				}
+				p, err := strconv.Unquote(m[1])
+				if err != nil {
+					t.Fatalf("path %s: %v", m[1], err)
+				}
+				paths = append(paths, p)
+			}
+		}
+		if want := []string{hostilePath, "/nothing/only\x7fdel"}; !slices.Equal(paths, want) {
+			t.Errorf("--log-format %s: the access log's paths read back as %q, want %q:\n%s", format, paths, want, out)
 		}
 	}
 }
