@@ -25,12 +25,12 @@ import (
 // window of every member ever added, the lost ones included until they are
 // replayed.
 
-// loadMain loads the library of main before the faster reserve (its
-// text as main's build sends it), as a rolling upgrade runs it beside
+// loadMain loads the library of 597c773, the last before the faster
+// reserve (its text as that build sends it), as a rolling upgrade runs it beside
 // this build, and returns its name.
 func loadMain(t *testing.T, rdb *redis.Client) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "fcall-main", "library.lua"))
+	b, err := os.ReadFile(filepath.Join("testdata", "fcall-597c773", "library.lua"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +154,7 @@ const (
 	faultCount
 )
 
-// runLoss plays a random schedule of reservations by this build, main's
+// runLoss plays a random schedule of reservations by this build, 597c773's
 // library, another build of this one, bac461f's and the EVAL version, with
 // replays of single entries, releases, waits and key losses; a process
 // with a perfect record replays whenever a reservation or a sync is told
@@ -455,8 +455,8 @@ func concurrentLosses(t *testing.T, srv *redistest.Server, evict bool) {
 	// The grace must outlast the slowest replay: a restore counts on every
 	// process that holds grants calling within it. At 500 ms, with six of
 	// these tests at once under -race on two cores, a process could miss
-	// it and the day over-granted (65-83 of 60, main and this branch
-	// alike); 3 s held in every run.
+	// it and the day over-granted (65-83 of 60, with the scripts of
+	// 597c773 and of this change alike); 3 s held in every run.
 	cfg.RebuildGrace = 3 * time.Second
 	cfg.Timeout = 5 * time.Second
 	cfg.Limits = []quota.Limit{
