@@ -259,6 +259,20 @@ func (h *rqHarness) reserve(c *rqCred, costs []int64, old bool, fn string) bool 
 // a TIME read just before: the entry is a little older still).
 func (h *rqHarness) sync(c *rqCred, costs []int64, ago time.Duration, fn string) {
 	h.t.Helper()
+	v := h.syncOne(c, costs, ago, fn)
+	if ep, _ := v[2].(string); ep != c.epoch {
+		h.t.Fatalf("sync: epoch %s, the harness's %s: %v", ep, c.epoch, v)
+	}
+	if s := asInt(v[5]); s > c.seen {
+		c.seen = s
+	}
+}
+
+// syncOne calls sync function fn for one entry of costs granted ago before
+// Redis' now, adds the entry to the model if the sync took it, and returns
+// the reply.
+func (h *rqHarness) syncOne(c *rqCred, costs []int64, ago time.Duration, fn string) []any {
+	h.t.Helper()
 	tm, err := h.rdb.Time(h.ctx).Result()
 	if err != nil {
 		h.t.Fatal(err)
@@ -279,20 +293,15 @@ func (h *rqHarness) sync(c *rqCred, costs []int64, ago time.Duration, fn string)
 	if err != nil {
 		h.t.Fatalf("sync: %v", err)
 	}
-	now := asInt(v[1])
-	if ep, _ := v[2].(string); ep != c.epoch {
-		h.t.Fatalf("sync: epoch %s, the harness's %s: %v", ep, c.epoch, v)
-	}
-	if s := asInt(v[5]); s > c.seen {
-		c.seen = s
-	}
 	if asInt(v[0]) == 1 {
+		now := asInt(v[1])
 		for i, cost := range costs {
 			if cost > 0 && at > now-h.limits[i].window.Microseconds() {
 				c.members[i][id+"|"+strconv.FormatInt(cost, 10)] = rqMember{at, cost}
 			}
 		}
 	}
+	return v
 }
 
 // release removes a random member of c from the books.
