@@ -37,6 +37,7 @@ type Metrics struct {
 	maintenance   *prometheus.CounterVec
 	lastUpkeep    prometheus.Gauge
 	rebuilds      prometheus.Counter
+	lateRestores  prometheus.Counter
 	leader        prometheus.Gauge
 	replicaLag    *prometheus.GaugeVec
 	replicaSync   *prometheus.GaugeVec
@@ -81,6 +82,10 @@ func New(budget statuser) *Metrics {
 			Name: "ytrend_quota_ledger_rebuilds_total",
 			Help: "Times this process found the budget's ledger had lost its books and restored its grants into it.",
 		}),
+		lateRestores: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "ytrend_quota_late_restores_total",
+			Help: "Grants this process restored after a loss's rebuild grace had ended: others decided without them, so the window may have held their units beyond its limit. Non-zero means rebuild_grace is shorter than this process's longest absence from the ledger.",
+		}),
 		leader: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "ytrend_leader",
 			Help: "1 while this ytrend run replica holds the leader lease and fires the schedule, 0 while it stands by.",
@@ -99,7 +104,7 @@ func New(budget statuser) *Metrics {
 		}, []string{"replica"}),
 	}
 	m.reg.MustRegister(m.unitsReserved, m.refusals, m.runs, m.fetchDuration, m.lastSuccess, m.maintenance, m.lastUpkeep,
-		m.rebuilds, m.leader, m.replicaLag, m.replicaSync, m.replicaErrors,
+		m.rebuilds, m.lateRestores, m.leader, m.replicaLag, m.replicaSync, m.replicaErrors,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if budget != nil {
 		m.reg.MustRegister(&remainingCollector{budget: budget})
@@ -135,7 +140,10 @@ func (m *Metrics) ObserveReservation(res quota.Result) {
 
 // ObserveRebuild counts one restore of lost books; pass it to
 // quota.WithRebuildObserver.
-func (m *Metrics) ObserveRebuild(quota.Rebuilt) { m.rebuilds.Inc() }
+func (m *Metrics) ObserveRebuild(r quota.Rebuilt) {
+	m.rebuilds.Inc()
+	m.lateRestores.Add(float64(r.Late))
+}
 
 // SetLeader sets ytrend_leader; pass it to leader.OnChange.
 func (m *Metrics) SetLeader(leading bool) {

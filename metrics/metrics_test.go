@@ -134,10 +134,11 @@ func TestHandlerServesMetricsAndHealth(t *testing.T) {
 		t.Errorf("/readyz %d %q when ready, standing by", code, body)
 	}
 	m.SetLeader(true)
-	m.ObserveRebuild(quota.Rebuilt{})
-	m.ObserveRebuild(quota.Rebuilt{})
-	if _, body := get("/metrics"); !strings.Contains(body, "ytrend_leader 1\n") || !strings.Contains(body, "ytrend_quota_ledger_rebuilds_total 2\n") {
-		t.Errorf("/metrics lacks ytrend_leader 1 and 2 rebuilds:\n%s", body)
+	m.ObserveRebuild(quota.Rebuilt{Added: 4})
+	m.ObserveRebuild(quota.Rebuilt{Added: 3, Late: 3})
+	if _, body := get("/metrics"); !strings.Contains(body, "ytrend_leader 1\n") || !strings.Contains(body, "ytrend_quota_ledger_rebuilds_total 2\n") ||
+		!strings.Contains(body, "ytrend_quota_late_restores_total 3\n") {
+		t.Errorf("/metrics lacks ytrend_leader 1, 2 rebuilds and 3 late restores:\n%s", body)
 	}
 	m.SetLeader(false)
 	if _, body := get("/metrics"); !strings.Contains(body, "ytrend_leader 0\n") {

@@ -39,6 +39,10 @@ type Rebuilt struct {
 	At       time.Time // backend clock
 	Sent     int       // in-window grants this process replayed
 	Added    int       // of which the ledger did not already hold
+	// Late counts those of Added the ledger took after the grace had ended:
+	// processes that reserved in between did not count them, so the window
+	// may hold that many grants' units beyond its limit until they age out.
+	Late int
 }
 
 // Fence is a leader lease as reservations carry it (WithFence).
@@ -361,6 +365,7 @@ type SyncReport struct {
 	Sent     int  // grants sent to the backend
 	Added    int  // of which the backend did not already hold
 	Restored bool // the books had been lost; this sync restored this process's share
+	Late     int  // of Added, restored after the loss's grace had ended (Rebuilt.Late)
 }
 
 // Sync checks the ledger's epoch and brings this process's grants to it.
@@ -418,7 +423,7 @@ func (l *Limiter) Sync(ctx context.Context, full bool) (SyncReport, error) {
 		if err != nil {
 			return rep, err
 		}
-		rep.Epoch, rep.Sent, rep.Added = more.Epoch, rep.Sent+more.Sent, rep.Added+more.Added
+		rep.Epoch, rep.Sent, rep.Added, rep.Late = more.Epoch, rep.Sent+more.Sent, rep.Added+more.Added, rep.Late+more.Late
 		rep.Restored = rep.Restored || more.Restored
 		if l.mirror != nil && (rep.Restored || first && full) {
 			// Every process's grants as last copied: the share of those
@@ -433,7 +438,7 @@ func (l *Limiter) Sync(ctx context.Context, full bool) (SyncReport, error) {
 			if err != nil {
 				return rep, err
 			}
-			rep.Epoch, rep.Sent, rep.Added = more.Epoch, rep.Sent+more.Sent, rep.Added+more.Added
+			rep.Epoch, rep.Sent, rep.Added, rep.Late = more.Epoch, rep.Sent+more.Sent, rep.Added+more.Added, rep.Late+more.Late
 			rep.Restored = rep.Restored || more.Restored
 		}
 	}
@@ -444,9 +449,15 @@ func (l *Limiter) Sync(ctx context.Context, full bool) (SyncReport, error) {
 			l.log.Warn("quota: grant record not moved to the new epoch", "err", err)
 		}
 		if rep.Sent > 0 {
-			ev := Rebuilt{From: before, To: rep.Epoch, At: l.books.now(), Sent: rep.Sent, Added: rep.Added}
+			ev := Rebuilt{From: before, To: rep.Epoch, At: l.books.now(), Sent: rep.Sent, Added: rep.Added, Late: rep.Late}
 			l.log.Warn("quota: the ledger had lost its books; restored this process's grants",
 				"from_epoch", before, "to_epoch", rep.Epoch, "grants", rep.Sent, "added", rep.Added)
+			if rep.Late > 0 {
+				l.log.Error("quota: grants restored after the rebuild grace had ended; processes that reserved since "+
+					"the loss did not count them, so the window may hold their units beyond its limit until they age out. "+
+					"Raise rebuild_grace above the longest time a process can go without reaching the ledger",
+					"late", rep.Late, "grace", l.cfg.RebuildGrace, "to_epoch", rep.Epoch)
+			}
 			l.onRebuild(ev)
 		}
 	}
@@ -532,7 +543,7 @@ func (l *Limiter) send(ctx context.Context, gs []grantRow, restoring, audit bool
 		if first {
 			firstRes = res
 		}
-		rep.Epoch, rep.Sent, rep.Added = r.Epoch, rep.Sent+len(batch), rep.Added+r.Added
+		rep.Epoch, rep.Sent, rep.Added, rep.Late = r.Epoch, rep.Sent+len(batch), rep.Added+r.Added, rep.Late+r.Late
 		rep.Restored = rep.Restored || r.Restored
 		restoring = restoring || r.Restored
 	}
@@ -556,7 +567,15 @@ func (l *Limiter) syncOnce(ctx context.Context, entries []replayEntry, restoring
 			"nothing is admitted while every process restores its share", "epoch", r.epoch, "grace_until", r.graceUntil)
 	}
 	l.books.saw(r.epoch, r.seq, r.at)
-	return SyncReport{Epoch: r.epoch, Added: r.added, Restored: r.restored || r.lost}, r, nil
+	rep := SyncReport{Epoch: r.epoch, Added: r.added, Restored: r.restored || r.lost}
+	// Added to books being restored once their grace was over: reservations
+	// have been decided without these grants since it ended. (A loss this
+	// call found starts its grace now, so it is never late; a fail-open
+	// grant replayed outside a loss is the policy's own spend.)
+	if (restoring || r.restored) && !r.graceUntil.After(r.at) {
+		rep.Late = r.added
+	}
+	return rep, r, nil
 }
 
 func ids(gs []grantRow) []string {

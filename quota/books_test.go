@@ -3,11 +3,14 @@ package quota_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ytrend/ytrend/quota"
+	"github.com/ytrend/ytrend/testkit/logbuf"
 	"github.com/ytrend/ytrend/testkit/redistest"
 )
 
@@ -533,5 +536,68 @@ func TestReusedIDTakesItsNewTime(t *testing.T) {
 	}
 	if at != second.At.UnixMicro() {
 		t.Errorf("record keeps the ID at %d, want the new grant's %d (the old was %d)", at, second.At.UnixMicro(), first.At.UnixMicro())
+	}
+}
+
+// TestLateRestoreIsReported: a process that returns after a loss's grace
+// has ended (paused, cut off, a CLI run later) restores grants that others
+// have been deciding without. Its restore says how many, the observer sees
+// them, and the log says so as an error. A restore within the grace reports
+// none late. The grace is set by whoever finds the loss: an hour in the
+// first case, the tests' grace in the second, which is waited out.
+func TestLateRestoreIsReported(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		grace    time.Duration
+		wantLate int
+	}{
+		{"within the grace", time.Hour, 0},
+		{"after the grace", grace, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			rdb := redistest.Client(t)
+			cfg := lossCfg(redistest.Prefix(t))
+			begin(t, cfg, quota.NewRedis(rdb))
+			finderCfg := cfg
+			finderCfg.RebuildGrace = tc.grace
+			var finderSaw, awaySaw []quota.Rebuilt
+			finder := newLimiter(t, finderCfg, quota.NewRedis(rdb), quota.WithRecord(openStore(t).Writer()),
+				quota.WithRebuildObserver(func(r quota.Rebuilt) { finderSaw = append(finderSaw, r) }))
+			var logs logbuf.Buffer
+			away := newLimiter(t, cfg, quota.NewRedis(redistest.Client(t)), quota.WithRecord(openStore(t).Writer()),
+				quota.WithRebuildObserver(func(r quota.Rebuilt) { awaySaw = append(awaySaw, r) }),
+				quota.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+			spend(t, finder, "seven", 2)
+			spend(t, away, "seven", 3)
+			wipe(t, cfg.Credential)
+
+			ctx := context.Background()
+			rep, err := finder.Sync(ctx, false)
+			if err != nil || !rep.Restored || rep.Added != 2 || rep.Late != 0 {
+				t.Fatalf("finder's Sync = %+v, %v; want its 2 grants restored, none late", rep, err)
+			}
+			if tc.wantLate > 0 {
+				waitGrace(t, finder)
+				spend(t, finder, "one", 1) // decided without away's grants
+			}
+			rep, err = away.Sync(ctx, false)
+			if err != nil || !rep.Restored || rep.Added != 3 || rep.Late != tc.wantLate {
+				t.Fatalf("away's Sync = %+v, %v; want its 3 grants restored, %d late", rep, err, tc.wantLate)
+			}
+			if len(finderSaw) != 1 || finderSaw[0].Late != 0 {
+				t.Errorf("finder's rebuilds = %+v, want one, none late", finderSaw)
+			}
+			if len(awaySaw) != 1 || awaySaw[0].Added != 3 || awaySaw[0].Late != tc.wantLate {
+				t.Errorf("away's rebuilds = %+v, want one of 3 added, %d late", awaySaw, tc.wantLate)
+			}
+			errLine := strings.Contains(logs.String(), "level=ERROR") &&
+				strings.Contains(logs.String(), "after the rebuild grace had ended") &&
+				strings.Contains(logs.String(), fmt.Sprintf("late=%d", tc.wantLate))
+			if errLine != (tc.wantLate > 0) {
+				t.Errorf("away's log (error line wanted: %v):\n%s", tc.wantLate > 0, logs.String())
+			}
+		})
 	}
 }
