@@ -443,8 +443,10 @@ func writeFile(p string, data []byte) error {
 }
 
 // prune deletes the terms that ended (a newer one started) more than the
-// retention ago, and their index markers. Best effort: a failure is logged
-// and the next term tries again.
+// retention before this term started, and their index markers. Measured
+// from this term's start, not from now: the term before this one ended
+// then, so it is kept whatever the time claiming this term took. Best
+// effort: a failure is logged and the next term tries again.
 func (s *Stream) prune(ctx context.Context, raw string, root litestream.ReplicaClient) {
 	ts, err := terms(ctx, root)
 	if err != nil {
@@ -453,7 +455,7 @@ func (s *Stream) prune(ctx context.Context, raw string, root litestream.ReplicaC
 	}
 	for i := 1; i < len(ts); i++ {
 		ended := ts[i-1].Started // the next term's start
-		if time.Since(ended) < s.opts.Retention || ts[i].Token == s.token {
+		if s.started.Sub(ended) < s.opts.Retention || ts[i].Token == s.token {
 			continue
 		}
 		turl, _ := TermURL(raw, ts[i].Token)
