@@ -333,3 +333,32 @@ func jsonStrings(t testing.TB, b []byte) []string {
 	walk(v)
 	return out
 }
+
+// The plain-text errors outside the API quote the request's path with its
+// terminal controls as escapes (red team: `curl -X OPTIONS` of
+// /%1b%5b31mX to a terminal turned it red), as the CLI prints archive text.
+func TestPlainErrorsEscapeTerminalControls(t *testing.T) {
+	e := newEnv(t)
+	for _, tc := range []struct{ path, want string }{
+		{"/%1b%5b31mX", `/\x1b[31mX`},
+		{"/chart/del%7F", `/chart/del\x7f`},
+		{"/c1%C2%9B31m%C2%85", `/c1\u009b31m\u0085`},
+		{"/bidi%E2%80%AAa%E2%80%AEb%E2%81%A6c%E2%81%A9", `/bidi\u202aa\u202eb\u2066c\u2069`},
+		{"/rtl-mark%E2%80%8F-stays", "/rtl-mark\u200f-stays"},
+	} {
+		req, err := http.NewRequest(http.MethodOptions, e.srv.URL+tc.path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		want := "404 Not Found: there is nothing at " + tc.want + "\n"
+		if res.StatusCode != 404 || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/plain") || string(body) != want {
+			t.Errorf("OPTIONS %s: %d %s %q, want 404 text/plain %q", tc.path, res.StatusCode, res.Header.Get("Content-Type"), body, want)
+		}
+	}
+}

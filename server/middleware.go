@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ytrend/ytrend/apiv1"
+	"github.com/ytrend/ytrend/internal/humanfmt"
 	"github.com/ytrend/ytrend/internal/reply"
 )
 
@@ -232,7 +233,10 @@ func (s *Server) limit(w http.ResponseWriter, r *http.Request, api bool, client 
 
 // fail answers an error as JSON on the API and as a short page elsewhere.
 // A 429 closes its connection: a client over its limits keeps no
-// connection open that another client could use.
+// connection open that another client could use. The page is read with
+// curl as often as in a browser, and msg may quote the request (its path):
+// its terminal controls are shown as escapes (humanfmt.Terminal), as the
+// API's JSON writes them as \u escapes.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, api bool, status int, code, msg string) {
 	if status == http.StatusTooManyRequests {
 		w.Header().Set("Connection", "close")
@@ -245,7 +249,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, api bool, status i
 	h.Set("Content-Type", "text/plain; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	fmt.Fprintf(w, "%d %s: %s\n", status, http.StatusText(status), msg)
+	fmt.Fprintf(w, "%d %s: %s\n", status, http.StatusText(status), humanfmt.Terminal(msg))
 }
 
 func clipPath(p string) string {
