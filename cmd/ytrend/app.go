@@ -134,6 +134,18 @@ func requireArchive(path string) error {
 	return nil
 }
 
+// makeArchiveDir makes the directory of the archive at path, and its
+// parents, if missing: the commands that create an archive (fetch, import,
+// run, migrate) create where it goes too. A read command never calls it.
+func makeArchiveDir(path string) error {
+	if dir := filepath.Dir(path); dir != "." {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("create archive directory: %w", err)
+		}
+	}
+	return nil
+}
+
 // open opens the archive and, if asked, the budget: Redis when a URL is
 // configured, else the embedded ledger in the archive.
 func (c *cli) open(cmd *cobra.Command, o openOpts) (*app, error) {
@@ -159,10 +171,8 @@ func (c *cli) open(cmd *cobra.Command, o openOpts) (*app, error) {
 			return a, nil
 		}
 	}
-	if dir := filepath.Dir(cfg.Store.Path); dir != "." {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, fmt.Errorf("create archive directory: %w", err)
-		}
+	if err := makeArchiveDir(cfg.Store.Path); err != nil {
+		return nil, err
 	}
 	var opts []store.Option
 	pending := false // a read command's archive, migrated first

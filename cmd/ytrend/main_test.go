@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net/http"
@@ -541,6 +542,44 @@ func TestMigrateCommand(t *testing.T) {
 	}
 	if out := w.mustRun("migrate").stdout; !strings.Contains(out, "schema up to date") {
 		t.Errorf("second migrate: %s", out)
+	}
+}
+
+// migrate, a writing command, makes the archive's missing directory as
+// fetch does (red team: it failed with SQLite's "unable to open database
+// file"), while migrate --status, which only reads, refuses the path and
+// creates nothing.
+func TestMigrateCreatesTheArchiveDirectory(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, sim.Config{})
+	path := filepath.Join(w.dir, "new", "deeper", "archive.db")
+	if r := w.run("--db", path, "migrate", "--status"); r.code != exitError || !strings.Contains(r.stderr, "no archive at "+path) {
+		t.Errorf("migrate --status on a missing directory: exit %d, stderr %q; want exit %d, no archive at %s", r.code, r.stderr, exitError, path)
+	}
+	if _, err := os.Stat(filepath.Join(w.dir, "new")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("migrate --status created the directory (%v)", err)
+	}
+	if out := w.mustRun("--db", path, "migrate").stdout; !strings.Contains(out, path+": applied migrations [1 ") {
+		t.Errorf("migrate into a new directory: %s", out)
+	}
+	if out := w.mustRun("--db", path, "migrate", "--status").stdout; strings.Contains(out, "pending") || !strings.Contains(out, "0001_") {
+		t.Errorf("status after migrate:\n%s", out)
+	}
+	// The same directories fetch makes.
+	fetched := filepath.Join(w.dir, "byfetch", "deeper", "archive.db")
+	w.mustRun("--db", fetched, "fetch", "US")
+	for _, d := range []string{"", "deeper"} {
+		got, err := os.Stat(filepath.Join(w.dir, "new", d))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := os.Stat(filepath.Join(w.dir, "byfetch", d))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !got.IsDir() || got.Mode() != want.Mode() {
+			t.Errorf("migrate made %s %v; fetch makes %v", filepath.Join("new", d), got.Mode(), want.Mode())
+		}
 	}
 }
 

@@ -57,6 +57,9 @@ A database migrated by a newer ytrend is refused and left untouched.`,
 				tw.Flush()
 				return err // a database newer than this binary: listed, then refused
 			}
+			if err := makeArchiveDir(path); err != nil {
+				return err
+			}
 			db, err := store.Open(cmd.Context(), path, store.WithoutMigrate())
 			if err != nil {
 				return err
