@@ -223,7 +223,7 @@ func (l *Limiter) prepare(ctx context.Context) error {
 	}
 	if _, err := l.Sync(ctx, full); err != nil {
 		if isUnavailable(err) {
-			return err
+			return asStep(err)
 		}
 		l.log.Warn("quota: sync of the grant record failed; retrying at the next call", "err", err, "audit", full)
 		return nil
@@ -509,9 +509,11 @@ func (l *Limiter) keepCopy(ctx context.Context, from []time.Time, res syncResult
 	}
 }
 
-// restore is the sync a reservation runs when it meets another epoch.
+// restore is the sync a reservation runs when it meets another epoch. Its
+// error is a step of the reservation's (asStep).
 func (l *Limiter) restore(ctx context.Context) (SyncReport, error) {
-	return l.Sync(ctx, false)
+	rep, err := l.Sync(ctx, false)
+	return rep, asStep(err)
 }
 
 // send carries grants to the backend in batches; it always makes at least
@@ -560,7 +562,7 @@ func (l *Limiter) syncOnce(ctx context.Context, entries []replayEntry, restoring
 		if errors.Is(err, ErrLimitConflict) || errors.Is(err, ErrLedgerDamaged) {
 			return SyncReport{}, r, err
 		}
-		return SyncReport{}, r, fmt.Errorf("%w: sync: %w", ErrBackend, err)
+		return SyncReport{}, r, &syncError{err}
 	}
 	if r.lost {
 		l.log.Warn("quota: the ledger has lost its books (a restart, an eviction, a deleted key or a failover); "+

@@ -118,6 +118,27 @@ func formatWait(d time.Duration) string {
 	return s
 }
 
+// syncError is a sync's failure to ask the backend: ErrBackend to Sync's
+// callers, "quota: backend unavailable: sync: " and the cause.
+type syncError struct{ err error }
+
+func (e *syncError) Error() string        { return ErrBackend.Error() + ": sync: " + e.err.Error() }
+func (e *syncError) Is(target error) bool { return target == ErrBackend }
+func (e *syncError) Unwrap() error        { return e.err }
+
+// asStep is err, from Sync, as a step of a call that says ErrBackend
+// itself when the backend fails (Status's and Reserve's sync of the books
+// first): a syncError, which Sync returns as it is, is passed on as
+// "sync: " and its cause alone, so that the call's message says "backend
+// unavailable" once. The cause stays in the chain (errors.Is finds its
+// deadline; isUnavailable still holds).
+func asStep(err error) error {
+	if s, ok := err.(*syncError); ok {
+		return fmt.Errorf("sync: %w", s.err)
+	}
+	return err
+}
+
 // unavailableError marks a backend error that means "could not be asked"
 // (network, timeout, server loading or read-only) as opposed to an answer that
 // is itself an error. Only the former falls under the call's Policy.

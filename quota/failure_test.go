@@ -5,7 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -348,4 +350,71 @@ func TestJournalReplayAtStartup(t *testing.T) {
 func replayed(l *quota.Limiter) (int, error) {
 	rep, err := l.Sync(context.Background(), false)
 	return rep.Added, err
+}
+
+// TestBackendErrorsSayItOnce: an unreachable Redis fails every call with
+// one "quota: backend unavailable" and its cause. Status and Reserve first
+// bring this process's books to the backend (a sync), and that sync's
+// ErrBackend was wrapped in theirs (red team: "quota: backend unavailable:
+// status: quota: backend unavailable: sync: ..."). The Redis here is a
+// listener this test holds: one that never accepts (the kernel completes
+// the handshake, nothing answers: Config.Timeout's deadline ends each call)
+// and one that closes every connection it accepts.
+func TestBackendErrorsSayItOnce(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		accept   bool
+		deadline bool // the cause is Config.Timeout's deadline
+	}{
+		{"never accepts", false, true},
+		{"accepts and closes", true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { ln.Close() })
+			if tc.accept {
+				go func() {
+					for {
+						c, err := ln.Accept()
+						if err != nil {
+							return
+						}
+						c.Close()
+					}
+				}()
+			}
+			client := redis.NewClient(&redis.Options{Addr: ln.Addr().String()})
+			t.Cleanup(func() { client.Close() })
+			cfg := testConfig()
+			cfg.Credential = "say-it-once"
+			cfg.Timeout = 300 * time.Millisecond
+			l := newLimiter(t, cfg, quota.NewRedis(client), quota.WithRecord(openStore(t).Writer()))
+			ctx := context.Background()
+			for _, c := range []struct {
+				name string
+				call func() error
+			}{
+				{"Status", func() error { _, err := l.Status(ctx); return err }},
+				{"Reserve search.list", func() error { _, err := l.Reserve(ctx, "search.list"); return err }},
+				{"Sync", func() error { _, err := l.Sync(ctx, true); return err }},
+				{"Ping", func() error { return l.Ping(ctx) }},
+				{"MarkExhausted", func() error { return l.MarkExhausted(ctx, time.Now().Add(time.Hour), "x") }},
+				{"Release", func() error { return l.Release(ctx, "other") }},
+			} {
+				err := c.call()
+				if !errors.Is(err, quota.ErrBackend) || !strings.HasPrefix(err.Error(), "quota: backend unavailable: ") ||
+					strings.Count(err.Error(), "backend unavailable") != 1 {
+					t.Errorf("%s: %v; want ErrBackend, saying \"quota: backend unavailable\" once, first", c.name, err)
+				}
+				if tc.deadline && !errors.Is(err, context.DeadlineExceeded) {
+					t.Errorf("%s: %v; want it to match context.DeadlineExceeded", c.name, err)
+				}
+			}
+		})
+	}
 }
