@@ -117,19 +117,29 @@ type openOpts struct {
 	// status). With the embedded ledger the archive is the budget, and
 	// must exist. With Redis the archive is only this host's record of
 	// its grants, which a host that has never spent has not got: with no
-	// archive the budget is read without one, creating nothing.
+	// archive (or an empty file) the budget is read without one, creating
+	// nothing.
 	status bool
 }
 
 // requireArchive refuses a path with no archive, for a command that only
 // reads: SQLite would create an empty archive there, and the command would
 // answer that it found nothing, when the path was mistyped. Nothing is
-// created, not even the directory. Any other trouble with the path is the
-// open's to report, with its reason.
+// created, not even the directory. An empty file is no archive either
+// (a touch, a copy that failed): SQLite takes it for an empty database,
+// which the open would migrate, writing a new archive into it; it is
+// refused, and left as it is. The commands that write go on and
+// initialise it, as they create a missing one. Any other trouble with the
+// path is the open's to report, with its reason.
 func requireArchive(path string) error {
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf(`no archive at %s (create one with "ytrend fetch", "ytrend import" or "ytrend run", `+
-			"or point --db, YTREND_DB or store.path at yours)", path)
+	const create = `(create one with "ytrend fetch", "ytrend import" or "ytrend run", ` +
+		"or point --db, YTREND_DB or store.path at yours)"
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("no archive at %s %s", path, create)
+	case err == nil && fi.Mode().IsRegular() && fi.Size() == 0:
+		return fmt.Errorf("%s is empty: not a ytrend archive %s", path, create)
 	}
 	return nil
 }

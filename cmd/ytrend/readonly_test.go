@@ -358,6 +358,67 @@ func TestReadCommandsRefuseAMissingArchive(t *testing.T) {
 	}
 }
 
+// TestReadCommandsRefuseAnEmptyFile: a 0-byte file at the archive's path
+// (a touch, a copy that failed, a truncation) is no archive either. SQLite
+// takes it for an empty database, and a read command took it for one to
+// migrate: it wrote a new archive into the file and answered that it found
+// nothing (red team). Now it says the file is empty, exit 1, and leaves it
+// as it was, with nothing beside it. The commands that write initialise it,
+// as SQLite itself would and as they create a missing archive.
+func TestReadCommandsRefuseAnEmptyFile(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, sim.Config{})
+	path := filepath.Join(w.dir, "empty.db")
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readers := [][]string{
+		{"search", "x"}, {"chart", "US"}, {"history", "dQw4w9WgXcQ"}, {"export", "--out", "x.csv"}, {"runs"},
+		{"optimize"}, {"migrate", "--status"}, {"quota", "status"}, {"serve", "--listen", "127.0.0.1:0"},
+	}
+	names := dirNames(t, w.dir)
+	for _, args := range readers {
+		r := w.runWithin(2*time.Minute, append([]string{"--db", path}, args...)...)
+		want := path + ` is empty: not a ytrend archive (create one with "ytrend fetch", "ytrend import" or "ytrend run"`
+		if r.code != exitError || !strings.Contains(r.stderr, want) {
+			t.Errorf("ytrend --db %s %v: exit %d, stderr %q; want exit %d saying %q", path, args, r.code, r.stderr, exitError, want)
+		}
+		after, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if after.Size() != 0 || !after.ModTime().Equal(before.ModTime()) {
+			t.Fatalf("ytrend %v wrote the empty file: %d bytes, modified %s (was %s)", args, after.Size(), after.ModTime(), before.ModTime())
+		}
+		if now := dirNames(t, w.dir); !slices.Equal(now, names) {
+			t.Errorf("ytrend %v: the directory held %v, now %v; want nothing created", args, names, now)
+		}
+	}
+
+	const header = "video_id,title,publishedAt,channelId,channelTitle,categoryId,trending_date,tags,view_count,likes,dislikes,comment_count,thumbnail_link,comments_disabled,ratings_disabled,description\n"
+	w.write("US_youtube_trending_data.csv", header+
+		`plain000001,A plain title,2020-08-11T19:20:14Z,UC2,Channel,22,2020-08-12T00:00:00Z,[None],10,1,0,1,https://i.ytimg.com/vi/plain000001/default.jpg,False,False,text`+"\n")
+	for _, args := range [][]string{{"migrate"}, {"import", "US_youtube_trending_data.csv"}, {"fetch", "US"}} {
+		p := filepath.Join(w.dir, args[0]+".db")
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		w.mustRun(append([]string{"--db", p}, args...)...)
+		if out := w.mustRun("--db", p, "migrate", "--status").stdout; strings.Contains(out, "pending") || !strings.Contains(out, "0001_") {
+			t.Errorf("ytrend %v on an empty file left it unmigrated:\n%s", args, out)
+		}
+		if args[0] != "migrate" {
+			if rows := csvRows(t, w.mustRun("--db", p, "export").stdout); len(rows) < 2 {
+				t.Errorf("ytrend %v on an empty file: the export holds %d rows, want the header and the charts", args, len(rows))
+			}
+		}
+	}
+}
+
 // TestQuotaStatusOnRedisWithoutAnArchive: with the budget on Redis, the
 // archive is only this host's record of its grants, which a host that
 // has never spent does not have: quota status reads the shared budget
