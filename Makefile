@@ -35,9 +35,16 @@ build: ## Build bin/ytrend
 	$(GO) build -o $(BIN) ./cmd/ytrend
 
 .PHONY: test
-test: ## go vet, the whole suite under -race, the search walk's full-size checks (and every open's searches alike), then a short fuzz of search text, raw queries against filters, schedule.yaml, dataset files and serve's search parameters
+test: ## go vet, then at once: the whole suite under -race (test-race), and at the lowest CPU priority the full-size checks and short fuzz runs (test-checks)
 	$(GO) vet $(TRIM) $(PKGS)
+	@MAKE="$(MAKE)" ./scripts/test.sh
+
+.PHONY: test-race
+test-race: ## The whole suite under -race
 	$(GO) test $(TRIM) -race -count=1 -parallel $(TESTPARALLEL) -timeout 30m $(PKGS)
+
+.PHONY: test-checks
+test-checks: ## The search walk's full-size checks (and every open's searches alike) without -race, then a short fuzz of search text, raw queries against filters, schedule.yaml, dataset files and serve's search parameters
 	$(GO) test $(TRIM) -count=1 -run '^(TestWalk|TestSearchAlikeThroughEveryOpen)' ./store
 	$(GO) test $(TRIM) -run '^$$' -fuzz '^FuzzSearchQuery$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./store
 	$(GO) test $(TRIM) -run '^$$' -fuzz '^FuzzRawQueryFilters$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./store
