@@ -362,3 +362,30 @@ func TestPlainErrorsEscapeTerminalControls(t *testing.T) {
 		}
 	}
 }
+
+// A line feed in the request path must not reach the plain-text error as a
+// line break (red team 27): humanfmt.Terminal keeps \n, so OPTIONS of
+// /x%0a200%20OK:%20fake answered "…nothing at /x" and a second line
+// "200 OK: fake" of the client's choosing. The body is one line, as the
+// API's JSON writes the same path with \n escaped.
+func TestPlainErrorsKeepTheRequestOnOneLine(t *testing.T) {
+	e := newEnv(t)
+	for _, m := range []string{http.MethodOptions, http.MethodGet} {
+		req, err := http.NewRequest(m, e.srv.URL+"/x%0a200%20OK:%20fake", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if !strings.HasPrefix(res.Header.Get("Content-Type"), "text/plain") {
+			continue // the HTML page, not this check's
+		}
+		if n := strings.Count(string(body), "\n"); n != 1 {
+			t.Errorf("%s /x%%0a…: %d lines in the plain-text error %q, want 1", m, n, body)
+		}
+	}
+}

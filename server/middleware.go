@@ -249,7 +249,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, api bool, status i
 	h.Set("Content-Type", "text/plain; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	fmt.Fprintf(w, "%d %s: %s\n", status, http.StatusText(status), humanfmt.Terminal(msg))
+	fmt.Fprintf(w, "%d %s: %s\n", status, http.StatusText(status), humanfmt.TerminalLine(msg))
 }
 
 func clipPath(p string) string {

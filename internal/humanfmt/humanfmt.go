@@ -35,8 +35,22 @@ func Count(n int64) string {
 // U+2066-U+2069), which reorder how the rest of a line shows ("Trojan
 // Source", CVE-2021-42574); the marks U+200E and U+200F, which right-to-left
 // text uses, stay.
-func Terminal(s string) string {
-	if strings.IndexFunc(s, TerminalControl) < 0 && utf8.ValidString(s) {
+func Terminal(s string) string { return escapeRunes(s, TerminalControl) }
+
+// TerminalLine is Terminal for text that must stay on one line, such as a
+// request path quoted in a one-line error: line feeds and the Unicode line
+// and paragraph separators (U+2028, U+2029) are escaped too, so that the
+// text cannot add a line of its own choosing to what quotes it.
+func TerminalLine(s string) string {
+	return escapeRunes(s, func(r rune) bool {
+		return r == '\n' || r == '\u2028' || r == '\u2029' || TerminalControl(r)
+	})
+}
+
+// escapeRunes shows each rune esc reports, and each byte that is not
+// UTF-8, as a visible escape.
+func escapeRunes(s string, esc func(rune) bool) string {
+	if strings.IndexFunc(s, esc) < 0 && utf8.ValidString(s) {
 		return s
 	}
 	var b strings.Builder
@@ -45,9 +59,9 @@ func Terminal(s string) string {
 		switch {
 		case r == utf8.RuneError && n == 1:
 			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case TerminalControl(r) && r < 0x80:
+		case esc(r) && r < 0x80:
 			fmt.Fprintf(&b, `\x%02x`, r)
-		case TerminalControl(r):
+		case esc(r):
 			fmt.Fprintf(&b, `\u%04x`, r)
 		default:
 			b.WriteString(s[i : i+n])

@@ -168,3 +168,23 @@ func BenchmarkJSONEscaped(b *testing.B) {
 		}
 	}
 }
+
+func TestTerminalLine(t *testing.T) {
+	for in, want := range map[string]string{
+		"/x\n200 OK: fake":   `/x\x0a200 OK: fake`,
+		"a\u2028b\u2029c":    `a\u2028b\u2029c`,
+		"tab\tstays":         "tab\tstays",
+		"\x1b[31mred\r":      `\x1b[31mred\x0d`,
+		"שלום \u200f ok":     "שלום \u200f ok",
+		"bad \xff byte":      `bad \xff byte`,
+		"\u202eevil\u2066":   `\u202eevil\u2066`,
+		"plain /charts/US?x": "plain /charts/US?x",
+	} {
+		if got := TerminalLine(in); got != want {
+			t.Errorf("TerminalLine(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := Terminal("a\nb"); got != "a\nb" {
+		t.Errorf("Terminal keeps line feeds: got %q", got)
+	}
+}
