@@ -134,12 +134,29 @@ type openOpts struct {
 func requireArchive(path string) error {
 	const create = `(create one with "ytrend fetch", "ytrend import" or "ytrend run", ` +
 		"or point --db, YTREND_DB or store.path at yours)"
+	if err := archiveFileName(path); err != nil {
+		return err
+	}
 	fi, err := os.Stat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("no archive at %s %s", path, create)
 	case err == nil && fi.Mode().IsRegular() && fi.Size() == 0:
 		return fmt.Errorf("%s is empty: not a ytrend archive %s", path, create)
+	case err == nil && fi.IsDir():
+		return fmt.Errorf("%s is a directory: not a ytrend archive (name the archive's file, such as %s)",
+			path, filepath.Join(path, "ytrend.db"))
+	}
+	return nil
+}
+
+// archiveFileName refuses an archive path that can only name a directory
+// (it ends in a separator): filepath.Dir would take the archive's own name
+// for the directory to make.
+func archiveFileName(path string) error {
+	if path != "" && os.IsPathSeparator(path[len(path)-1]) {
+		return fmt.Errorf("the archive's path %s ends in %q: name the archive's file, such as %s",
+			path, path[len(path)-1:], filepath.Join(path, "ytrend.db"))
 	}
 	return nil
 }
@@ -148,6 +165,13 @@ func requireArchive(path string) error {
 // parents, if missing: the commands that create an archive (fetch, import,
 // run, migrate) create where it goes too. A read command never calls it.
 func makeArchiveDir(path string) error {
+	if err := archiveFileName(path); err != nil {
+		return err
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("%s is a directory: not a ytrend archive (name the archive's file, such as %s)",
+			path, filepath.Join(path, "ytrend.db"))
+	}
 	if dir := filepath.Dir(path); dir != "." {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return fmt.Errorf("create archive directory: %w", err)

@@ -788,3 +788,39 @@ func TestOptimizeCommand(t *testing.T) {
 		t.Errorf("search answers changed by the compaction:\nbefore %s\nafter  %s", before, after)
 	}
 }
+
+// A writer given the archive's path with a trailing slash must not make
+// the archive's own path a directory (red team 27): makeArchiveDir takes
+// filepath.Dir of "new/archive.db/", which is "new/archive.db", makes it,
+// and SQLite then fails with "unable to open database file", leaving a
+// directory where the archive belongs, which the next run with the right
+// path trips on.
+func TestWriterWithTrailingSlashMakesNoDirectoryAtTheArchive(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, sim.Config{})
+	for _, args := range [][]string{{"migrate"}, {"fetch", "US"}} {
+		path := filepath.Join(w.dir, args[0], "archive.db")
+		r := w.run(append([]string{"--db", path + "/"}, args...)...)
+		if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+			t.Errorf("%s --db %s/: exit %d, stderr %q, and %s is now a directory", args[0], path, r.code, r.stderr, path)
+		}
+		if r.code != 1 || !strings.Contains(r.stderr, "name the archive's file, such as "+filepath.Join(path, "ytrend.db")) {
+			t.Errorf("%s --db %s/: exit %d, stderr %q; want 1 and the file to name", args[0], path, r.code, r.stderr)
+		}
+	}
+	// A directory where the archive goes: every command says so, and
+	// nothing is made in it.
+	dir := filepath.Join(w.dir, "adir")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"search", "x"}, {"migrate"}, {"fetch", "US"}} {
+		r := w.run(append([]string{"--db", dir}, args...)...)
+		if r.code != 1 || !strings.Contains(r.stderr, dir+" is a directory: not a ytrend archive") {
+			t.Errorf("%s --db DIR: exit %d, stderr %q; want 1 and \"is a directory\"", args[0], r.code, r.stderr)
+		}
+	}
+	if ents, err := os.ReadDir(dir); err != nil || len(ents) != 0 {
+		t.Errorf("the directory holds %v (%v), want nothing", ents, err)
+	}
+}
