@@ -128,10 +128,16 @@ regions:
 	}
 
 	// The new leaders stop cleanly; the dead one's archive is the
-	// returning one's.
-	for _, r := range []*replica{back, second} {
+	// returning one's. The standby first: stopped second, it took the lease
+	// back's stop released, adopted back's term and fetched a tick of its
+	// own into a fourth term, which the restore on start below then read
+	// (runs neither back's nor the new host's).
+	for _, r := range []*replica{second, back} {
 		r.cmd.Process.Signal(syscall.SIGTERM)
 		exitCode(t, r.cmd, 60*time.Second)
+	}
+	if ts, err := replication.Terms(ctx, repl); err != nil || len(ts) != 3 {
+		t.Errorf("terms after the leaders stopped: %v, %v; want still three", ts, err)
 	}
 
 	// 1, checked: every run and chart the old term replicated is in the new
