@@ -368,6 +368,13 @@ type SyncReport struct {
 	Late     int  // of Added, restored after the loss's grace had ended (Rebuilt.Late)
 }
 
+// add counts a later step of the same sync into r: the epoch it ended in,
+// and its grants.
+func (r *SyncReport) add(step SyncReport) {
+	r.Epoch, r.Sent, r.Added, r.Late = step.Epoch, r.Sent+step.Sent, r.Added+step.Added, r.Late+step.Late
+	r.Restored = r.Restored || step.Restored
+}
+
 // Sync checks the ledger's epoch and brings this process's grants to it.
 // With full, every grant of the record still inside its window is sent (an
 // audit: whatever a failover dropped is re-added); without, only the
@@ -423,8 +430,7 @@ func (l *Limiter) Sync(ctx context.Context, full bool) (SyncReport, error) {
 		if err != nil {
 			return rep, err
 		}
-		rep.Epoch, rep.Sent, rep.Added, rep.Late = more.Epoch, rep.Sent+more.Sent, rep.Added+more.Added, rep.Late+more.Late
-		rep.Restored = rep.Restored || more.Restored
+		rep.add(more)
 		if l.mirror != nil && (rep.Restored || first && full) {
 			// Every process's grants as last copied: the share of those
 			// that may never run again. Not an audit: the mirror keeps
@@ -438,8 +444,7 @@ func (l *Limiter) Sync(ctx context.Context, full bool) (SyncReport, error) {
 			if err != nil {
 				return rep, err
 			}
-			rep.Epoch, rep.Sent, rep.Added, rep.Late = more.Epoch, rep.Sent+more.Sent, rep.Added+more.Added, rep.Late+more.Late
-			rep.Restored = rep.Restored || more.Restored
+			rep.add(more)
 		}
 	}
 	if rep.Restored {
@@ -545,8 +550,7 @@ func (l *Limiter) send(ctx context.Context, gs []grantRow, restoring, audit bool
 		if first {
 			firstRes = res
 		}
-		rep.Epoch, rep.Sent, rep.Added, rep.Late = r.Epoch, rep.Sent+len(batch), rep.Added+r.Added, rep.Late+r.Late
-		rep.Restored = rep.Restored || r.Restored
+		rep.add(r)
 		restoring = restoring || r.Restored
 	}
 	return rep, firstRes, nil
@@ -569,7 +573,7 @@ func (l *Limiter) syncOnce(ctx context.Context, entries []replayEntry, restoring
 			"nothing is admitted while every process restores its share", "epoch", r.epoch, "grace_until", r.graceUntil)
 	}
 	l.books.saw(r.epoch, r.seq, r.at)
-	rep := SyncReport{Epoch: r.epoch, Added: r.added, Restored: r.restored || r.lost}
+	rep := SyncReport{Epoch: r.epoch, Sent: len(entries), Added: r.added, Restored: r.restored || r.lost}
 	// Added to books being restored once their grace was over: reservations
 	// have been decided without these grants since it ended. (A loss this
 	// call found starts its grace now, so it is never late; a fail-open

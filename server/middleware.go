@@ -235,8 +235,9 @@ func (s *Server) limit(w http.ResponseWriter, r *http.Request, api bool, client 
 // A 429 closes its connection: a client over its limits keeps no
 // connection open that another client could use. The page is read with
 // curl as often as in a browser, and msg may quote the request (its path):
-// its terminal controls are shown as escapes (humanfmt.Terminal), as the
-// API's JSON writes them as \u escapes.
+// its terminal controls and line breaks are shown as escapes
+// (humanfmt.TerminalLine), as the API's JSON writes them as \u escapes,
+// so the one-line message stays one line.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, api bool, status int, code, msg string) {
 	if status == http.StatusTooManyRequests {
 		w.Header().Set("Connection", "close")

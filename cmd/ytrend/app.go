@@ -143,20 +143,21 @@ func requireArchive(path string) error {
 		return fmt.Errorf("no archive at %s %s", path, create)
 	case err == nil && fi.Mode().IsRegular() && fi.Size() == 0:
 		return fmt.Errorf("%s is empty: not a ytrend archive %s", path, create)
-	case err == nil && fi.IsDir():
-		return fmt.Errorf("%s is a directory: not a ytrend archive (name the archive's file, such as %s)",
-			path, filepath.Join(path, "ytrend.db"))
 	}
 	return nil
 }
 
-// archiveFileName refuses an archive path that can only name a directory
-// (it ends in a separator): filepath.Dir would take the archive's own name
-// for the directory to make.
+// archiveFileName refuses an archive path that can only name a directory:
+// one that ends in a separator (filepath.Dir would take the archive's own
+// name for the directory to make), or an existing directory.
 func archiveFileName(path string) error {
+	example := filepath.Join(path, "ytrend.db")
 	if path != "" && os.IsPathSeparator(path[len(path)-1]) {
 		return fmt.Errorf("the archive's path %s ends in %q: name the archive's file, such as %s",
-			path, path[len(path)-1:], filepath.Join(path, "ytrend.db"))
+			path, path[len(path)-1:], example)
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("%s is a directory: not a ytrend archive (name the archive's file, such as %s)", path, example)
 	}
 	return nil
 }
@@ -167,10 +168,6 @@ func archiveFileName(path string) error {
 func makeArchiveDir(path string) error {
 	if err := archiveFileName(path); err != nil {
 		return err
-	}
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		return fmt.Errorf("%s is a directory: not a ytrend archive (name the archive's file, such as %s)",
-			path, filepath.Join(path, "ytrend.db"))
 	}
 	if dir := filepath.Dir(path); dir != "." {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
