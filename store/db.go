@@ -121,6 +121,9 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	if path == "" {
 		return nil, errors.New("store: empty database path")
 	}
+	if err := checkWALBesideEmpty(path); err != nil {
+		return nil, err
+	}
 
 	if o.readOnly {
 		return openReadOnly(ctx, path, o)
@@ -316,6 +319,36 @@ func checkWALFiles(path string) error {
 			"closes the archive last)", path, filepath.Base(path), suffix, fi.Mode().Perm())
 	}
 	return nil
+}
+
+// checkWALBesideEmpty refuses, before SQLite sees it, an empty file whose
+// -wal beside it is not empty. SQLite deletes the -wal of a 0-byte database
+// when it first reads it (pager.c, pagerOpenWalIfPresent), in a read-only
+// open too: it takes it for a leftover. SQLite never makes that state
+// itself (switching a file to WAL writes page 1 into the file before any
+// -wal exists), so it means the file was truncated or replaced (a failed
+// copy, a "> archive.db") after its last writes went to the -wal, which
+// had not been checkpointed: those frames can hold every page of the
+// archive (TestOpenRefusesAWALBesideAnEmptyFile recovers one), and
+// deleting them would lose them for good. Which of the two to keep is the
+// operator's call, so both are left as they are. An empty -wal holds
+// nothing and is SQLite's to delete, as is one beside a missing file.
+// Another process could truncate the file between this check and SQLite's
+// read; nothing short of SQLite's own locks closes that window, and
+// nothing short of a deliberate truncation opens it.
+func checkWALBesideEmpty(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() != 0 {
+		return nil
+	}
+	wal, err := os.Stat(path + "-wal")
+	if err != nil || wal.Size() == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %s is empty, but %s-wal beside it holds %d bytes, which may be the archive's latest writes "+
+		"or all of it (SQLite writes to the -wal first; the archive file was truncated or replaced since), and SQLite "+
+		"would delete it on opening; both are left as they are (restore the archive file from a copy, or move "+
+		"%s-wal away if it is not wanted)", ErrWALBesideEmpty, path, path, wal.Size(), path)
 }
 
 // openPool opens a pool of n read-only connections: Version's probe, the

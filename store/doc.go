@@ -29,7 +29,10 @@
 // who cannot write the archive's file but can write its directory creates
 // the -wal and -shm, as theirs, and cannot remove them (only a close that
 // can checkpoint does); Open refuses to write an archive whose -wal or
-// -shm it cannot write, saying so, instead of failing every write.
+// -shm it cannot write, saying so, instead of failing every write. It
+// refuses an empty file with a non-empty -wal beside it
+// ([ErrWALBesideEmpty]), which SQLite would delete with the archive's
+// writes in it.
 //
 // The archive also holds the budget's embedded ledger and every process's
 // record of its grants (the quota_* tables): the embedded ledger lives in

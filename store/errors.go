@@ -29,6 +29,11 @@ var (
 	// when no other process has the archive open
 	// (https://sqlite.org/wal.html#readonly), or a rollback journal.
 	ErrReadOnlyDir = errors.New("store: the archive's directory is not writable")
+	// ErrWALBesideEmpty is returned by Open for an empty archive file with
+	// a non-empty -wal beside it: SQLite would delete the -wal, which can
+	// hold the archive's data (checkWALBesideEmpty says why), so both are
+	// left as they are for the operator to decide.
+	ErrWALBesideEmpty = errors.New("store: an empty archive file has a -wal beside it")
 	// ErrBadQuery is returned by Search for a Raw query FTS5 cannot parse.
 	// Plain (non-raw) queries never produce it (the search engine's error).
 	ErrBadQuery = search.ErrBadQuery

@@ -1,10 +1,13 @@
 package store_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -47,4 +50,83 @@ func TestOpenPathIsAPath(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "archive.db")); err != nil {
 		t.Errorf("the archive is not at the cleaned path: %v", err)
 	}
+}
+
+// TestOpenRefusesAWALBesideAnEmptyFile: SQLite deletes the -wal beside a
+// 0-byte database when it first reads it, taking it for a leftover. Here
+// the -wal is a live archive's, copied before any checkpoint, beside an
+// empty file, as a truncated or failed-copy archive leaves it: it holds
+// every page of the archive. Open, to write or to read, refuses it with
+// an error naming both files and leaves both byte for byte as they were;
+// the copy is then recovered from the -wal alone, which shows what the
+// deletion would have lost.
+func TestOpenRefusesAWALBesideAnEmptyFile(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	live, err := store.Open(ctx, filepath.Join(dir, "live.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wal, err := os.ReadFile(filepath.Join(dir, "live.db-wal"))
+	live.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(wal) < 2*4096 {
+		t.Fatalf("the live archive's -wal holds %d bytes; want its migrations' pages", len(wal))
+	}
+	path := filepath.Join(dir, "archive.db")
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path+"-wal", wal, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, tc := range []struct {
+		name string
+		opts []store.Option
+	}{{"write", nil}, {"read-only", []store.Option{store.ReadOnly()}}} {
+		db, err := store.Open(ctx, path, tc.opts...)
+		if err == nil {
+			db.Close()
+		}
+		if !errors.Is(err, store.ErrWALBesideEmpty) || !strings.Contains(err.Error(), path+" is empty") ||
+			!strings.Contains(err.Error(), fmt.Sprintf("%s-wal beside it holds %d bytes", path, len(wal))) {
+			t.Errorf("Open (%s) = %v; want ErrWALBesideEmpty naming %s and %s-wal", tc.name, err, path, path)
+		}
+		if fi, err := os.Stat(path); err != nil || fi.Size() != 0 {
+			t.Fatalf("Open (%s) changed the empty file: %v, %v", tc.name, fi, err)
+		}
+		if got, err := os.ReadFile(path + "-wal"); err != nil || !bytes.Equal(got, wal) {
+			t.Fatalf("Open (%s) lost the -wal: %d bytes, %v; want its %d bytes unchanged", tc.name, len(got), err, len(wal))
+		}
+	}
+
+	// The -wal alone is the archive: beside a page of zeros (so that
+	// SQLite reads it instead of deleting it) it opens at the current
+	// schema, which a read-only Open checks.
+	if err := os.WriteFile(path, make([]byte, 4096), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db, err := store.Open(ctx, path, store.ReadOnly())
+	if err != nil {
+		t.Fatalf("the archive from its -wal alone: %v", err)
+	}
+	db.Close()
+
+	// An empty -wal holds nothing: SQLite's to delete, and the empty file
+	// is opened (and initialised) as before.
+	empty := filepath.Join(dir, "empty.db")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(empty+"-wal", nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if db, err = store.Open(ctx, empty); err != nil {
+		t.Fatalf("an empty file with an empty -wal: %v", err)
+	}
+	db.Close()
 }
