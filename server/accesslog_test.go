@@ -19,6 +19,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/ytrend/ytrend/internal/reply"
 	"github.com/ytrend/ytrend/metrics"
 	"github.com/ytrend/ytrend/server"
 	"github.com/ytrend/ytrend/testkit/logbuf"
@@ -335,4 +336,58 @@ func TestAccessLogStopDoesNotWaitForABlockedDestination(t *testing.T) {
 		t.Fatalf("no word of the lost lines:\n%s", log.String())
 	}
 	r.Close() // the stuck write fails, and the access log's goroutine ends
+}
+
+// A path over 200 bytes is quoted clipped, in the access log and in the
+// 404 that quotes it, and the clip falls between two characters: it cut
+// the 200th byte, splitting "日" (3 bytes) or "𝄞" (4) in two, which the
+// plain-text error showed as \xe6 and the JSON ones as U+FFFD.
+func TestClippedPathsKeepWholeCharacters(t *testing.T) {
+	var logged bytes.Buffer
+	a := serveAccess(t, server.NewAccessLogSized(&logged, jsonLines, nil, 1<<20, time.Hour, 4<<20), &logbuf.Buffer{})
+	cases := []struct{ path, clipped string }{
+		// 1 + 66×3 = 199 bytes: the 67th "日" spans bytes 199 to 201.
+		{"/" + strings.Repeat("日", 70), "/" + strings.Repeat("日", 66)},
+		// 8 + 48×4 = 200: the cut falls between two characters already.
+		{"/api/v1/" + strings.Repeat("𝄞", 60), "/api/v1/" + strings.Repeat("𝄞", 48)},
+		// 8 + 47×4 + 2 ("é") = 198: the next "𝄞" spans bytes 198 to 201.
+		{"/api/v1/" + strings.Repeat("𝄞", 47) + "é" + strings.Repeat("𝄞", 3), "/api/v1/" + strings.Repeat("𝄞", 47) + "é"},
+		{"/" + strings.Repeat("a", 199) + "é", "/" + strings.Repeat("a", 199)},
+	}
+	for _, tc := range cases {
+		req, err := http.NewRequest(http.MethodOptions, a.base+tc.path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		want := "there is nothing at " + tc.clipped + "…"
+		var msg string
+		if strings.HasPrefix(tc.path, "/api/") {
+			var eb reply.ErrorBody
+			if err := json.Unmarshal(body, &eb); err != nil {
+				t.Fatalf("OPTIONS %s: %v: %s", tc.path, err, body)
+			}
+			msg = eb.Error.Message
+		} else {
+			msg = strings.TrimPrefix(strings.TrimSuffix(string(body), "\n"), "404 Not Found: ")
+		}
+		if res.StatusCode != http.StatusNotFound || msg != want {
+			t.Errorf("OPTIONS %s: %d %q, want 404 %q", tc.path, res.StatusCode, msg, want)
+		}
+	}
+	a.stop(t, context.Background())
+	recs := records(t, logged.Bytes())
+	if len(recs) != len(cases) {
+		t.Fatalf("%d access log lines, want %d", len(recs), len(cases))
+	}
+	for i, r := range recs {
+		if want := cases[i].clipped + "…"; r.Path != want {
+			t.Errorf("access log path %q, want %q", r.Path, want)
+		}
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ytrend/ytrend/apiv1"
 	"github.com/ytrend/ytrend/internal/humanfmt"
@@ -253,9 +254,22 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, api bool, status i
 	fmt.Fprintf(w, "%d %s: %s\n", status, http.StatusText(status), humanfmt.TerminalLine(msg))
 }
 
+// clipPath shortens a path quoted in an access log line or an error to its
+// first 200 bytes or fewer, cut between two characters: a character cut in
+// two would reach the reader as an escape (\xe6) or as U+FFFD, which the
+// path did not hold. Bytes that are no UTF-8 are cut where they fall (at
+// most three are given back looking for a character's start).
 func clipPath(p string) string {
-	if len(p) > 200 {
-		return p[:200] + "…"
+	const max = 200
+	if len(p) <= max {
+		return p
 	}
-	return p
+	cut := max
+	for i := max; i > max-utf8.UTFMax && i > 0; i-- {
+		if utf8.RuneStart(p[i]) {
+			cut = i
+			break
+		}
+	}
+	return p[:cut] + "…"
 }
