@@ -21,7 +21,7 @@ import (
 //	{{range .}}<li>
 //	{{.Head}}
 //	{{if .Thumb}}<img class="thumb" src="{{.Thumb}}" alt="Thumbnail of {{.Title}}" width="120" height="68" loading="lazy">{{else}}<span class="thumb hide-narrow" aria-hidden="true"></span>{{end}}
-//	<span><a class="title" href="/videos/{{.VideoID}}">{{.Title}}</a><br><span class="meta">{{.Meta}}</span></span>
+//	<span><a class="title" href="/videos/{{.VideoID}}"><bdi>{{.Title}}</bdi></a><br><span class="meta"><bdi>{{.Channel}}</bdi> · {{.Views}}</span></span>
 //	</li>
 //	{{end}}
 //
@@ -31,6 +31,14 @@ import (
 // escaper (htmlescaper, attrescaper), the video's path its URL normalizer,
 // and the thumbnail's URL its filter (only http, https, mailto or a
 // relative URL; "#ZgotmplZ" otherwise) and normalizer.
+//
+// The title and the channel's title are YouTube's text, which can hold
+// bidirectional controls: an unclosed U+202E (right-to-left override)
+// would reverse what follows it on the line, the view count after a
+// channel's title say. Each is in a <bdi> of its own, which isolates it
+// both ways: nothing it holds reaches past its end, and its direction is
+// its own first strong character's. The alt text needs none: it ends with
+// the title, and an attribute's text is shown on its own.
 
 // chartRow is one entry of a chart page with its text already made.
 type chartRow struct {
@@ -38,13 +46,14 @@ type chartRow struct {
 	Thumb   string        // the thumbnail's URL; "" unless YouTube's (view.Thumbnail)
 	VideoID string
 	Title   string
-	Meta    string // the channel's title and the views
+	Channel string // the channel's title
+	Views   string // viewsText
 }
 
 func chartRows(es []store.ChartEntry) []chartRow {
 	rows := make([]chartRow, len(es))
 	for i, e := range es {
-		r := chartRow{Head: rowHead(e), VideoID: e.VideoID, Title: e.Title, Meta: e.ChannelTitle + " · " + viewsText(e.Views)}
+		r := chartRow{Head: rowHead(e), VideoID: e.VideoID, Title: e.Title, Channel: e.ChannelTitle, Views: viewsText(e.Views)}
 		if t := view.Thumbnail(e.ThumbnailURL); t != nil {
 			r.Thumb = *t
 		}
@@ -77,10 +86,12 @@ func chartRowsHTML(rows []chartRow) template.HTML {
 		}
 		b.WriteString("\n<span><a class=\"title\" href=\"/videos/")
 		escapeHTML(&b, normalizeURL(r.VideoID))
-		b.WriteString(`">`)
+		b.WriteString(`"><bdi>`)
 		escapeHTML(&b, r.Title)
-		b.WriteString(`</a><br><span class="meta">`)
-		escapeHTML(&b, r.Meta)
+		b.WriteString(`</bdi></a><br><span class="meta"><bdi>`)
+		escapeHTML(&b, r.Channel)
+		b.WriteString(`</bdi> · `)
+		escapeHTML(&b, r.Views)
 		b.WriteString("</span></span>\n</li>\n")
 	}
 	return template.HTML(b.String())

@@ -61,12 +61,33 @@ var funcs = template.FuncMap{
 		}
 		return ""
 	},
-	"views":   viewsText,
-	"join":    joinCodes,
-	"rfc3339": func(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) },
-	"snippet": func(s string) template.HTML { return template.HTML(view.SnippetHTML(s)) },
-	"seconds": func(s float64) string { return (time.Duration(s * float64(time.Second))).Round(time.Second).String() },
-	"high":    func(units int64) int64 { return units * 9 / 10 },
+	"views":     viewsText,
+	"join":      joinCodes,
+	"rfc3339":   func(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) },
+	"snippet":   func(s string) template.HTML { return template.HTML(view.SnippetHTML(s)) },
+	"seconds":   func(s float64) string { return (time.Duration(s * float64(time.Second))).Round(time.Second).String() },
+	"high":      func(units int64) int64 { return units * 9 / 10 },
+	"titleText": titleText,
+}
+
+// titleText is text for a page's <title>, which a browser shows as plain
+// text (a tab, the history, a bookmark), where no markup can isolate it:
+// the bidirectional embeddings, overrides and isolates (U+202A-U+202E,
+// U+2066-U+2069) are dropped, so that an unclosed U+202E in a video's
+// title cannot reverse the " · ytrend" after it. They draw nothing, so a
+// reader loses nothing they could see; the page itself shows the title as
+// it is, isolated (<bdi>, dir="auto"). Wrapping the title in U+2068 ...
+// U+2069, plain text's <bdi>, would not do instead: a U+2069 of the
+// title's own would close it early unless dropped all the same. The marks
+// U+200E, U+200F and U+061C stay: right-to-left text needs them, and they
+// act no further than a letter of that direction does.
+func titleText(s string) string {
+	return strings.Map(func(r rune) rune {
+		if '\u202a' <= r && r <= '\u202e' || '\u2066' <= r && r <= '\u2069' {
+			return -1
+		}
+		return r
+	}, s)
 }
 
 // Routes returns each page's pattern and handler.
@@ -130,6 +151,7 @@ type pageData struct {
 	Rows                      template.HTML // Chart's entries, made by chartRowsHTML
 	Hits                      []store.Hit
 	Searched                  bool
+	SearchText                string // the searched words, in the heading
 	Next                      string
 	Since, Sort               string
 	SinceChoices, SortChoices []choice
@@ -306,7 +328,7 @@ func (p *pages) search(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v.Title = "Search: " + s.Query.Text
-	v.Searched = true
+	v.SearchText, v.Searched = s.Query.Text, true
 	s.Query.MarkOpen, s.Query.MarkClose = view.SnippetOpen, view.SnippetClose
 	hits, next, err := view.RunSearch(r.Context(), p.Archive, s)
 	if err != nil {
