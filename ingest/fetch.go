@@ -137,7 +137,8 @@ type run struct {
 	rep       Report
 	log       *slog.Logger
 	remaining int64
-	rank      int // rank of the next chart video
+	failOpen  bool // the last reservation was a fail-open grant: remaining is unknown
+	rank      int  // rank of the next chart video
 }
 
 // halt says why the run must not send another request, if it must not: a
@@ -324,12 +325,16 @@ func (r *run) save(ctx context.Context, kind store.PageKind, page int, videos []
 	r.rep.New += res.New
 	r.rep.Updated += res.Updated
 	r.rep.Unchanged += res.Unchanged
+	remaining := any(r.remaining)
+	if r.failOpen || r.remaining < 0 {
+		remaining = "unknown"
+	}
 	r.log.Debug("page stored", "kind", string(kind), "page", page, "videos", len(videos),
-		"new", res.New, "updated", res.Updated, "units", r.rep.Units, "remaining", r.remaining)
+		"new", res.New, "updated", res.Updated, "units", r.rep.Units, "remaining", remaining)
 	if r.job.Progress != nil {
 		r.job.Progress(Progress{
 			Region: r.job.Code, RunID: r.rep.RunID, Kind: kind, Page: page, Videos: len(videos),
-			Units: r.rep.Units, Remaining: r.remaining, New: res.New, Updated: res.Updated,
+			Units: r.rep.Units, Remaining: r.remaining, FailOpen: r.failOpen, New: res.New, Updated: res.Updated,
 		})
 	}
 	return nil
@@ -372,7 +377,7 @@ func (r *run) do(ctx context.Context, call string, send func(context.Context) er
 		if !res.Duplicate {
 			r.rep.Units += res.Cost
 		}
-		r.remaining = res.Remaining()
+		r.remaining, r.failOpen = res.Remaining(), res.FailOpen
 		if res.FailOpen {
 			r.log.Warn("quota backend unreachable; call allowed by failure policy and journaled", "call", call, "reservation", res.ID)
 		}

@@ -68,7 +68,8 @@ type Progress struct {
 	Page      int
 	Videos    int   // on this page
 	Units     int64 // reserved by the run so far
-	Remaining int64 // budget left after the last reservation
+	Remaining int64 // budget left after the last reservation; -1 when unknown
+	FailOpen  bool  // the last reservation was granted while the budget was unreachable: Remaining is unknown
 	New       int
 	Updated   int
 }

@@ -59,29 +59,51 @@ func FetchReports(reports []ingest.Report, now time.Time) []FetchReport {
 }
 
 // Reservation is a reservation's result as `ytrend quota reserve --json`
-// prints it.
+// prints it. Remaining, and each limit's used and remaining, are null for a
+// fail-open grant: the backend could not be asked, so nobody knows them.
 type Reservation struct {
-	Granted           bool    `json:"granted"`
-	ID                string  `json:"id"`
-	Call              string  `json:"call"`
-	Cost              int64   `json:"cost"`
-	RetryAfterSeconds float64 `json:"retry_after_seconds"`
-	RefusedBy         string  `json:"refused_by"`
-	Remaining         int64   `json:"remaining"`
-	Duplicate         bool    `json:"duplicate"`
-	FailOpen          bool    `json:"fail_open"`
-	Limits            []Limit `json:"limits"`
+	Granted           bool               `json:"granted"`
+	ID                string             `json:"id"`
+	Call              string             `json:"call"`
+	Cost              int64              `json:"cost"`
+	RetryAfterSeconds float64            `json:"retry_after_seconds"`
+	RefusedBy         string             `json:"refused_by"`
+	Remaining         *int64             `json:"remaining"`
+	Duplicate         bool               `json:"duplicate"`
+	FailOpen          bool               `json:"fail_open"`
+	Limits            []ReservationLimit `json:"limits"`
+}
+
+// ReservationLimit is one limit as a reservation saw it: Limit's fields,
+// with used and remaining null when the backend was not asked.
+type ReservationLimit struct {
+	Name            string  `json:"name"`
+	Units           int64   `json:"units"`
+	WindowSeconds   float64 `json:"window_seconds"`
+	Used            *int64  `json:"used"`
+	Remaining       *int64  `json:"remaining"`
+	Reservations    int64   `json:"reservations"`
+	NextFreeSeconds float64 `json:"next_free_seconds"`
 }
 
 // ReservationOf shapes a reservation's result.
 func ReservationOf(res quota.Result) Reservation {
 	out := Reservation{
 		Granted: res.Granted, ID: res.ID, Call: res.Call, Cost: res.Cost,
-		RetryAfterSeconds: res.RetryAfter.Seconds(), RefusedBy: res.RefusedBy, Remaining: res.Remaining(),
-		Duplicate: res.Duplicate, FailOpen: res.FailOpen, Limits: []Limit{},
+		RetryAfterSeconds: res.RetryAfter.Seconds(), RefusedBy: res.RefusedBy,
+		Duplicate: res.Duplicate, FailOpen: res.FailOpen, Limits: []ReservationLimit{},
 	}
+	// quota says "unknown" with -1; JSON says it with null.
+	known := func(n int64) *int64 {
+		if res.FailOpen || n < 0 {
+			return nil
+		}
+		return &n
+	}
+	out.Remaining = known(res.Remaining())
 	for _, u := range res.Limits {
-		out.Limits = append(out.Limits, Limit{Name: u.Name, Units: u.Units, WindowSeconds: u.Window.Seconds(), Used: u.Used, Remaining: u.Remaining})
+		out.Limits = append(out.Limits, ReservationLimit{Name: u.Name, Units: u.Units, WindowSeconds: u.Window.Seconds(),
+			Used: known(u.Used), Remaining: known(u.Remaining)})
 	}
 	return out
 }

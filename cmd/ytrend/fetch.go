@@ -128,8 +128,8 @@ func printProgress(w io.Writer, p ingest.Progress, pages int) {
 	if p.Kind == ingest.PageChart {
 		total = fmt.Sprintf("/%d", pages)
 	}
-	fmt.Fprintf(w, "%s %s %d%s: %d videos (%d new, %d updated), %d units so far, %d remaining\n",
-		p.Region, kind, p.Page, total, p.Videos, p.New, p.Updated, p.Units, p.Remaining)
+	fmt.Fprintf(w, "%s %s %d%s: %d videos (%d new, %d updated), %d units so far, %s\n",
+		p.Region, kind, p.Page, total, p.Videos, p.New, p.Updated, p.Units, remainingText(p.Remaining, p.FailOpen))
 }
 
 func printSummary(w io.Writer, reports []ingest.Report) {

@@ -84,3 +84,36 @@ func TestRedisOutageLogsOneLinePerStateChange(t *testing.T) {
 		t.Errorf("one state change (Redis down), %d warning lines:\n%s", len(warns), strings.Join(warns, "\n"))
 	}
 }
+
+// A grant made while the budget's Redis is unreachable (failure_policy
+// open) knows nothing of what is left: the red team found `quota reserve`
+// printing "-1 remaining", --json "remaining": -1, and fetch's progress
+// "-1 remaining". Each now says the remainder is unknown and why.
+func TestFailOpenGrantSaysRemainingIsUnknown(t *testing.T) {
+	t.Parallel()
+	rs := redistest.StartServer(t)
+	w := newWorld(t, sim.Config{})
+	w.mustRun("migrate")
+	w.env["REDIS_URL"] = rs.URL()
+	w.config("failure_policy: {videos.list: open, search.list: closed}\nredis: {timeout: 200ms}\n")
+	rs.Kill()
+
+	r := w.mustRun("quota", "reserve", "--call", "videos.list")
+	if !strings.Contains(r.stdout, "remaining unknown: granted while the budget was unreachable") || strings.Contains(r.stdout, "-1") {
+		t.Errorf("text: %q", r.stdout)
+	}
+	r = w.mustRun("quota", "reserve", "--call", "videos.list", "--json")
+	res := decode[map[string]any](t, r.stdout)
+	if res["fail_open"] != true || res["remaining"] != nil {
+		t.Errorf("json: remaining %v (want null), fail_open %v:\n%s", res["remaining"], res["fail_open"], r.stdout)
+	}
+	for _, l := range res["limits"].([]any) {
+		if l := l.(map[string]any); l["used"] != nil || l["remaining"] != nil {
+			t.Errorf("json limit %v: used %v, remaining %v (want null)", l["name"], l["used"], l["remaining"])
+		}
+	}
+	r = w.mustRun("fetch", "US", "--pages", "1", "--no-search")
+	if !strings.Contains(r.stderr, "remaining unknown: granted while the budget was unreachable") || strings.Contains(r.stderr, "-1 remaining") {
+		t.Errorf("fetch progress: %q", r.stderr)
+	}
+}

@@ -91,6 +91,15 @@ func printStatus(w io.Writer, st quota.Status, backend string) {
 	}
 }
 
+// remainingText says what is left of the budget after a grant. A fail-open
+// grant was made without asking the backend, so nothing is known of it.
+func remainingText(remaining int64, failOpen bool) string {
+	if failOpen || remaining < 0 {
+		return "remaining unknown: granted while the budget was unreachable"
+	}
+	return fmt.Sprintf("%d remaining", remaining)
+}
+
 // bar draws used/units as a fixed-width bar with a percentage.
 func bar(used, units int64, width int) string {
 	if units <= 0 {
@@ -144,7 +153,7 @@ the retry-after on stderr; 1 errors (unknown call, impossible cost, backend).`,
 					return jerr
 				}
 			} else if res.Granted {
-				fmt.Fprintf(c.stdout, "granted %s: %s, %d units; %d remaining\n", res.ID, res.Call, res.Cost, res.Remaining())
+				fmt.Fprintf(c.stdout, "granted %s: %s, %d units; %s\n", res.ID, res.Call, res.Cost, remainingText(res.Remaining(), res.FailOpen))
 			}
 			if refused != nil {
 				fmt.Fprintf(c.stderr, "ytrend: refused by limit %q; retry after %s (%s)\n", res.RefusedBy,
