@@ -63,10 +63,13 @@ func defaultArchive() Archive {
 }
 
 // applyEnv: YTREND_ARCHIVE_REPLICA replaces the file's list with one URL.
-func (a *Archive) applyEnv(env Env) {
+// It reports whether it did.
+func (a *Archive) applyEnv(env Env) bool {
 	if v, ok := env("YTREND_ARCHIVE_REPLICA"); ok && strings.TrimSpace(v) != "" {
 		a.Replicas = []string{strings.TrimSpace(v)}
+		return true
 	}
+	return false
 }
 
 func (a *Archive) validate(add func(field, format string, args ...any)) {

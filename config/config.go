@@ -46,6 +46,9 @@ type Config struct {
 
 	// Source is the file the configuration was read from ("" for defaults).
 	Source string `yaml:"-"`
+	// origins names where a field's value came from when not from Source:
+	// "environment variable REDIS_URL", "--redis" (SetFrom).
+	origins map[string]string
 }
 
 // Limit is one sliding window of the shared budget.
@@ -280,14 +283,41 @@ type Env func(string) (string, bool)
 func (c *Config) ApplyEnv(env Env) {
 	if v, ok := env("REDIS_URL"); ok {
 		c.Redis.URL = v
+		c.SetFrom("redis.url", "environment variable REDIS_URL")
 	}
 	if v, ok := env("YOUTUBE_ENDPOINT"); ok && v != "" {
 		c.YouTube.Endpoint = v
+		c.SetFrom("youtube.endpoint", "environment variable YOUTUBE_ENDPOINT")
 	}
 	if v, ok := env("YTREND_DB"); ok && v != "" {
 		c.Store.Path = v
+		c.SetFrom("store.path", "environment variable YTREND_DB")
 	}
-	c.Archive.applyEnv(env)
+	if c.Archive.applyEnv(env) {
+		c.SetFrom("archive.replicas", "environment variable YTREND_ARCHIVE_REPLICA")
+	}
+}
+
+// SetFrom records that field's value (as Validate names it: "redis.url")
+// came from origin, an environment variable or a flag ("--redis"), and not
+// from the file: Validate's errors then send the reader there. A field
+// holding a list ("archive.replicas") covers its elements.
+func (c *Config) SetFrom(field, origin string) {
+	if c.origins == nil {
+		c.origins = map[string]string{}
+	}
+	c.origins[field] = origin
+}
+
+// origin is where field's value came from, "" for the file (or defaults).
+func (c *Config) origin(field string) string {
+	if o, ok := c.origins[field]; ok {
+		return o
+	}
+	if i := strings.IndexByte(field, '['); i > 0 {
+		return c.origins[field[:i]]
+	}
+	return ""
 }
 
 // APIKey reads the API key from the environment variable the file names.
@@ -348,12 +378,18 @@ func (c *Config) WaitReplicasDefaulted() bool { return c.Redis.waitDefaulted }
 
 func (c *Config) Validate() error {
 	var errs []error
+	fromFile := false // whether any problem is the file's (or the defaults')
 	add := func(field, format string, args ...any) {
+		if o := c.origin(field); o != "" {
+			field += " (from " + o + ")"
+		} else {
+			fromFile = true
+		}
 		errs = append(errs, fmt.Errorf("%s: %s", field, fmt.Sprintf(format, args...)))
 	}
 
 	if err := c.QuotaConfig().Validate(); err != nil {
-		errs = append(errs, err)
+		errs, fromFile = append(errs, err), true
 	}
 	for _, call := range requiredCalls {
 		if _, ok := c.Costs[call]; !ok {
@@ -491,7 +527,11 @@ func (c *Config) Validate() error {
 			}
 		}
 	}
-	return joinInvalid(c.sourceSuffix(), errs)
+	where := ""
+	if fromFile {
+		where = c.sourceSuffix()
+	}
+	return joinInvalid(where, errs)
 }
 
 // joinInvalid formats problems one per line under an ErrInvalid headline,
@@ -509,7 +549,7 @@ func joinInvalid(where string, errs []error) error {
 
 // ValidationError lists every problem found in a configuration.
 type ValidationError struct {
-	Where    string // " in schedule.yaml", or ""
+	Where    string // " in schedule.yaml", or "" (defaults, or only the environment's and flags' values are wrong)
 	Problems []error
 	text     string
 }

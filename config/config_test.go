@@ -312,6 +312,40 @@ func TestEnvironmentOverridesFile(t *testing.T) {
 	}
 }
 
+// A bad value from the environment is reported as the environment's, not
+// the file's (the red team got "invalid configuration in schedule.yaml" for
+// a bad REDIS_URL), and a password in it is not shown.
+func TestEnvironmentErrorsNameTheVariable(t *testing.T) {
+	c, err := Parse("schedule.yaml", []byte("regions: [{code: US}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.ApplyEnv(func(k string) (string, bool) {
+		return map[string]string{"REDIS_URL": "redis://u:hunter2@h:bad/0", "YTREND_ARCHIVE_REPLICA": "bogus://x"}[k], k != "YTREND_DB"
+	})
+	err = c.Validate()
+	want := "invalid configuration:\n" +
+		`  redis.url (from environment variable REDIS_URL): bad Redis URL "redis://u:REDACTED@h:bad/0"`
+	if err == nil || !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "hunter2") {
+		t.Fatalf("got %v\nwant prefix %s", err, want)
+	}
+	if !strings.Contains(err.Error(), "\n  archive.replicas[0] (from environment variable YTREND_ARCHIVE_REPLICA): ") {
+		t.Errorf("replica from the environment: %v", err)
+	}
+	// A problem of the file's too: the headline names the file, each line
+	// its own source.
+	c, err = Parse("schedule.yaml", []byte("regions: []\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.ApplyEnv(func(k string) (string, bool) { return "ftp://h", k == "REDIS_URL" })
+	err = c.Validate()
+	if err == nil || !strings.HasPrefix(err.Error(), "invalid configuration in schedule.yaml:\n  redis.url (from environment variable REDIS_URL): ") ||
+		!strings.Contains(err.Error(), "\n  regions: empty list") {
+		t.Errorf("mixed: %v", err)
+	}
+}
+
 // TestWaitReplicasByURL: unset, wait_replicas is 1 with a Sentinel or
 // Cluster URL (from the file or the environment) and 0 otherwise; an
 // explicit 0 with one of those stands and warns once.

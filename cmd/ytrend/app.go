@@ -34,9 +34,11 @@ func (c *cli) loadConfig(cmd *cobra.Command) (*config.Config, error) {
 	cfg.ApplyEnv(config.Env(c.lookupEnv))
 	if f := cmd.Flags().Lookup("redis"); f != nil && f.Changed {
 		cfg.Redis.URL = c.redisURL
+		cfg.SetFrom("redis.url", "--redis")
 	}
 	if f := cmd.Flags().Lookup("db"); f != nil && f.Changed {
 		cfg.Store.Path = c.dbPath
+		cfg.SetFrom("store.path", "--db")
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err

@@ -409,7 +409,9 @@ func TestBadInputGetsClearErrors(t *testing.T) {
 		{[]string{"quota", "reserve", "--cost", "20000"}, nil, 1, "9500"},
 		{[]string{"quota", "reserve", "--call", "nope.list"}, nil, 1, "nope.list"},
 		{[]string{"quota", "reserve"}, nil, 2, "exactly one of --call NAME or --cost N"},
-		{[]string{"quota", "status", "--redis", "http://localhost:6379"}, nil, 1, "redis.url"},
+		{[]string{"quota", "status", "--redis", "http://localhost:6379"}, nil, 1, "invalid configuration:\n  redis.url (from --redis): "},
+		{[]string{"quota", "status"}, map[string]string{"REDIS_URL": "redis://u:hunter2@localhost:bad/0"}, 1,
+			"invalid configuration:\n  redis.url (from environment variable REDIS_URL): bad Redis URL \"redis://u:REDACTED@localhost:bad/0\""},
 		{[]string{"search", "x", "--since", "yesterday"}, nil, 2, "--since"},
 		{[]string{"search", "x", "--since", "-24h"}, nil, 2, `--since "-24h" is negative`},
 		{[]string{"search", "x", "--since", "106752d"}, nil, 2, `--since "106752d" is too long: at most 106751d`},
@@ -433,6 +435,9 @@ func TestBadInputGetsClearErrors(t *testing.T) {
 		}
 		if r.code != tc.code || !strings.Contains(r.stderr, tc.want) {
 			t.Errorf("ytrend %s: exit %d, stderr %q; want exit %d mentioning %q", strings.Join(tc.args, " "), r.code, r.stderr, tc.code, tc.want)
+		}
+		if strings.Contains(r.stdout+r.stderr, "hunter2") {
+			t.Errorf("ytrend %s printed the password in a URL: %q", strings.Join(tc.args, " "), r.stderr)
 		}
 	}
 	if got := w.sim.TotalRequests(); got != 0 {
