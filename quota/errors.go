@@ -15,6 +15,11 @@ var (
 	// timed out, or answering with an error. For an unreachable backend the
 	// call's Policy decides; a closed policy returns this error.
 	ErrBackend = errors.New("quota: backend unavailable")
+	// ErrBackendAuth is matched, besides ErrBackend, when the backend refused
+	// this process's credentials (Redis WRONGPASS or NOAUTH). That is an
+	// answer, not an outage: no call fails open, and the message says so,
+	// for the operator to fix the password rather than the network.
+	ErrBackendAuth = errors.New("quota: backend refused the credentials")
 	// ErrUnknownCall is returned for a call name that is not in Config.Costs.
 	ErrUnknownCall = errors.New("quota: unknown call")
 	// ErrInvalidCost is returned for WithCost(n) with n <= 0.
@@ -119,11 +124,12 @@ func formatWait(d time.Duration) string {
 }
 
 // syncError is a sync's failure to ask the backend: ErrBackend to Sync's
-// callers, "quota: backend unavailable: sync: " and the cause.
+// callers, "quota: backend unavailable: sync: " and the cause (or
+// headline's words for refused credentials).
 type syncError struct{ err error }
 
-func (e *syncError) Error() string        { return ErrBackend.Error() + ": sync: " + e.err.Error() }
-func (e *syncError) Is(target error) bool { return target == ErrBackend }
+func (e *syncError) Error() string        { return headline(e.err).Error() + ": sync: " + e.err.Error() }
+func (e *syncError) Is(target error) bool { return errors.Is(headline(e.err), target) }
 func (e *syncError) Unwrap() error        { return e.err }
 
 // asStep is err, from Sync, as a step of a call that says ErrBackend
@@ -150,4 +156,34 @@ func (e unavailableError) Unwrap() error { return e.err }
 func isUnavailable(err error) bool {
 	var u unavailableError
 	return errors.As(err, &u)
+}
+
+// authError is the backend refusing the credentials; reply is the error
+// code it answered with (WRONGPASS, NOAUTH). It never holds the password:
+// the server's reply does not repeat it.
+type authError struct {
+	reply string
+	err   error
+}
+
+func (e *authError) Error() string { return e.err.Error() }
+func (e *authError) Unwrap() error { return e.err }
+
+// headline is what a failure to ask the backend says first, for cause:
+// ErrBackend, or for refused credentials "quota: backend refused the
+// credentials (WRONGPASS)", which matches ErrBackend and ErrBackendAuth.
+func headline(cause error) error {
+	var a *authError
+	if errors.As(cause, &a) {
+		return credentialsRefused(a.reply)
+	}
+	return ErrBackend
+}
+
+// credentialsRefused is ErrBackendAuth with the backend's reply code.
+type credentialsRefused string
+
+func (c credentialsRefused) Error() string { return fmt.Sprintf("%s (%s)", ErrBackendAuth, string(c)) }
+func (c credentialsRefused) Is(target error) bool {
+	return target == ErrBackend || target == ErrBackendAuth
 }

@@ -67,7 +67,7 @@ func (l *Limiter) leaseOp(ctx context.Context, op leaseOp, holder string, ttl ti
 	defer cancel()
 	st, err := l.backend.lease(bctx, l.cfg.Credential, op, holder, ttl, token)
 	if err != nil {
-		return leaseState{}, fmt.Errorf("%w: lease %s: %w", ErrBackend, op, err)
+		return leaseState{}, fmt.Errorf("%w: lease %s: %w", headline(err), op, err)
 	}
 	return st, nil
 }

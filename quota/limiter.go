@@ -349,7 +349,7 @@ func (l *Limiter) backendFailed(ctx context.Context, res Result, charges []charg
 	if !isUnavailable(err) {
 		l.log.Error("quota: backend error", "call", res.Call, "id", res.ID, "err", err)
 		l.observe(res)
-		return res, fmt.Errorf("%w: reserve %s: %w", ErrBackend, res.Call, err)
+		return res, fmt.Errorf("%w: reserve %s: %w", headline(err), res.Call, err)
 	}
 	if policy != FailOpen {
 		l.log.Warn("quota: backend unreachable; refusing by fail-closed policy", "call", res.Call, "id", res.ID, "err", err)
@@ -426,7 +426,7 @@ func (l *Limiter) Release(ctx context.Context, id string) error {
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("%w: release %s: %w", ErrBackend, id, err)
+		return fmt.Errorf("%w: release %s: %w", headline(err), id, err)
 	}
 	var recorded int64
 	if l.record != nil {
@@ -459,7 +459,7 @@ func (l *Limiter) MarkExhausted(ctx context.Context, until time.Time, reason str
 	if until.IsZero() {
 		now, err := l.backend.now(bctx)
 		if err != nil {
-			return fmt.Errorf("%w: mark exhausted: %w", ErrBackend, err)
+			return fmt.Errorf("%w: mark exhausted: %w", headline(err), err)
 		}
 		until = NextReset(now)
 	}
@@ -469,7 +469,7 @@ func (l *Limiter) MarkExhausted(ctx context.Context, until time.Time, reason str
 	case errors.As(err, &past):
 		return err
 	case err != nil:
-		return fmt.Errorf("%w: mark exhausted: %w", ErrBackend, err)
+		return fmt.Errorf("%w: mark exhausted: %w", headline(err), err)
 	}
 	scope := "the whole credential"
 	if len(calls) > 0 {
@@ -518,13 +518,13 @@ type Exhaustion struct {
 // Status reports every limit's usage and any upstream mark in force.
 func (l *Limiter) Status(ctx context.Context) (Status, error) {
 	if err := l.prepare(ctx); err != nil {
-		return Status{}, fmt.Errorf("%w: status: %w", ErrBackend, err)
+		return Status{}, fmt.Errorf("%w: status: %w", headline(err), err)
 	}
 	bctx, cancel := context.WithTimeout(ctx, l.cfg.Timeout)
 	s, err := l.backend.status(bctx, l.cfg.Credential, l.calls, l.limits)
 	cancel()
 	if err != nil {
-		return Status{}, fmt.Errorf("%w: status: %w", ErrBackend, err)
+		return Status{}, fmt.Errorf("%w: status: %w", headline(err), err)
 	}
 	st := Status{Credential: l.cfg.Credential, Backend: l.backend.kind(), At: s.at,
 		Exhausted: s.mark, ExhaustedCalls: s.callMarks, Ledger: s.ledger, Leader: parseLease(s.lease)}
@@ -549,7 +549,7 @@ func (l *Limiter) Ping(ctx context.Context) error {
 	_, err := l.backend.now(bctx)
 	cancel()
 	if err != nil {
-		return fmt.Errorf("%w: ping: %w", ErrBackend, err)
+		return fmt.Errorf("%w: ping: %w", headline(err), err)
 	}
 	return nil
 }

@@ -641,12 +641,32 @@ func (r *Redis) run(ctx context.Context, fn string, keys []string, args []any) (
 // server under noeviction), READONLY (a demoted master), LOADING, "Function
 // not found" after the library was loaded again, a script error. Failing open on one of those
 // would grant past a limit that Redis itself still holds.
+// Refused credentials are such an answer too, told apart (authError) so
+// that the message sends the operator to the password.
 func redisError(err error) error {
 	var rerr redis.Error
 	if errors.As(err, &rerr) && !errors.Is(err, context.DeadlineExceeded) {
+		if reply := authReply(rerr.Error()); reply != "" {
+			return &authError{reply: reply, err: fmt.Errorf("redis: %w", err)}
+		}
 		return fmt.Errorf("redis: %w", err)
 	}
 	return unavailableError{fmt.Errorf("redis: %w", err)}
+}
+
+// authReply is the code of a Redis reply that refuses the client's
+// credentials, or "". Redis 7 answers a client that has not authenticated
+// and sends a command of more than a few arguments (a script call) with
+// "ERR Protocol error: unauthenticated multibulk length" instead of
+// NOAUTH, and closes the connection; it means the same.
+func authReply(msg string) string {
+	switch {
+	case strings.HasPrefix(msg, "WRONGPASS"):
+		return "WRONGPASS"
+	case strings.HasPrefix(msg, "NOAUTH"), strings.HasPrefix(msg, "ERR Protocol error: unauthenticated"):
+		return "NOAUTH"
+	}
+	return ""
 }
 
 // ints converts a script's array reply of integers.
