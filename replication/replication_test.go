@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -535,5 +536,40 @@ func TestEndedTermsArePrunedAfterTheRetention(t *testing.T) {
 	}
 	if got := videos(t, out); got != 150 {
 		t.Errorf("restored %d videos, want 150", got)
+	}
+}
+
+// TestStartRefusesNoRetention: Start itself refuses a retention of 0 or
+// less (config does too, but the library is called directly as well): it
+// would prune the term that just ended, the one a takeover or a restore
+// needs. Nothing on the replica or beside the archive is touched.
+func TestStartRefusesNoRetention(t *testing.T) {
+	ctx := context.Background()
+	url := fileURL(t)
+	dir := strings.TrimPrefix(url, "file://")
+	db, path := archivetest.Open(t)
+	s := start(t, path, []string{url}, 1)
+	saveCharts(t, db, 0, 1)
+	if err := s.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s.Stop(ctx)
+	for _, r := range []time.Duration{0, -time.Hour} {
+		o := opts()
+		o.Retention = r
+		s, err := replication.Start(ctx, path, []string{url}, 2, o)
+		if err == nil {
+			s.Stop(ctx)
+		}
+		if want := fmt.Sprintf("replica: Options.Retention %s: must be positive", r); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("Retention %s: %v, want an error starting %q", r, err, want)
+		}
+	}
+	ts, err := replication.Terms(ctx, url)
+	if err != nil || len(ts) != 1 || ts[0].Token != 1 {
+		t.Errorf("terms %v, %v; want term 1 alone (no term 2 claimed)", ts, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "term-0000000000000000001")); err != nil {
+		t.Errorf("term 1's files: %v, want kept", err)
 	}
 }

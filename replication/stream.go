@@ -30,7 +30,7 @@ type Observer interface {
 type Options struct {
 	SyncInterval     time.Duration // WAL shipped this often
 	SnapshotInterval time.Duration // a full snapshot this often
-	Retention        time.Duration // snapshots and ended terms kept this long
+	Retention        time.Duration // snapshots and ended terms kept this long; must be positive
 	Logger           *slog.Logger
 	Observer         Observer // nil: none
 	// Leading says, by this process's own clock, whether the term still
@@ -122,6 +122,13 @@ const shutdownSync = 5 * time.Second
 // replica that cannot be reached is an error here; the caller retries
 // (a running stream retries by itself).
 func Start(ctx context.Context, path string, urls []string, token int64, opts Options) (*Stream, error) {
+	if opts.Retention <= 0 {
+		// No default: a zero value that quietly pruned every ended term
+		// would delete the one that just ended, which a takeover resumes
+		// and a restore reads.
+		return nil, fmt.Errorf("replica: Options.Retention %s: must be positive (ended terms and snapshots are kept this long; "+
+			"0 would prune the term that just ended)", opts.Retention)
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
