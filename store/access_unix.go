@@ -9,3 +9,7 @@ import "golang.org/x/sys/unix"
 // descriptor of a file SQLite has open would drop this process's locks on
 // it (sharedlock.go).
 func canWrite(path string) bool { return unix.Access(path, unix.W_OK) == nil }
+
+// canRead reports whether this process may open the file at path for
+// reading, asking as canWrite does.
+func canRead(path string) bool { return unix.Access(path, unix.R_OK) == nil }

@@ -121,7 +121,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	if path == "" {
 		return nil, errors.New("store: empty database path")
 	}
-	if err := checkWALBesideEmpty(path); err != nil {
+	if err := checkFile(path); err != nil {
 		return nil, err
 	}
 
@@ -154,6 +154,9 @@ func Open(ctx context.Context, path string, opts ...Option) (*DB, error) {
 	case sqliteerr.ReadOnlyDirectory(err):
 		writer.Close()
 		return nil, readOnlyDirError(path, true, err)
+	case sqliteerr.NotADatabase(err):
+		writer.Close()
+		return nil, notADatabase(path)
 	case !usable && !o.noMigrate:
 		writer.Close()
 		return nil, err
@@ -241,6 +244,10 @@ func openReadOnly(ctx context.Context, path string, o options) (*DB, error) {
 		db.Close()
 		return nil, readOnlyDirError(path, true, err)
 	}
+	if sqliteerr.NotADatabase(err) {
+		db.Close()
+		return nil, notADatabase(path)
+	}
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("store: open %s read-only: %w", path, err)
@@ -271,6 +278,51 @@ func readOnlyDirError(path string, reading bool, err error) error {
 	}
 	return fmt.Errorf("%w: to write %s SQLite must create %s-journal beside it, and this user cannot create files in %s "+
 		"(run ytrend as a user who can, such as the archive's owner): %v", ErrReadOnlyDir, path, name, dir, err)
+}
+
+// checkFile refuses, before SQLite opens it, a path that holds something
+// no archive can be, with the reason; SQLite's own words were "disk I/O
+// error" (a named pipe, which SQLite's open could also block on) and
+// "unable to open database file". It only asks the kernel about the path:
+// opening the file here and closing it again would drop the locks another
+// DB of this process holds on it (canWrite). A path that does not exist is
+// the open's to create or refuse.
+func checkFile(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("store: %s is not a regular file (%s): not a ytrend archive", path, fileKind(fi.Mode()))
+	}
+	if !canRead(path) {
+		return fmt.Errorf("store: cannot read %s: permission denied (mode %v)", path, fi.Mode().Perm())
+	}
+	if fi.Size() == 0 {
+		return checkWALBesideEmpty(path)
+	}
+	return nil
+}
+
+// fileKind names what a path that is no regular file holds.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "mode " + m.String()
+}
+
+// notADatabase is SQLITE_NOTADB at the archive's path: a file that is not
+// SQLite's (no "SQLite format 3" header). It was left as it was.
+func notADatabase(path string) error {
+	return fmt.Errorf("store: %s is not a SQLite database (not a ytrend archive)", path)
 }
 
 // checkCreatable refuses an archive that does not exist and cannot be
@@ -321,7 +373,8 @@ func checkWALFiles(path string) error {
 	return nil
 }
 
-// checkWALBesideEmpty refuses, before SQLite sees it, an empty file whose
+// checkWALBesideEmpty refuses, before SQLite sees it, the empty file at
+// path when a
 // -wal beside it is not empty. SQLite deletes the -wal of a 0-byte database
 // when it first reads it (pager.c, pagerOpenWalIfPresent), in a read-only
 // open too: it takes it for a leftover. SQLite never makes that state
@@ -337,10 +390,6 @@ func checkWALFiles(path string) error {
 // read; nothing short of SQLite's own locks closes that window, and
 // nothing short of a deliberate truncation opens it.
 func checkWALBesideEmpty(path string) error {
-	fi, err := os.Stat(path)
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() != 0 {
-		return nil
-	}
 	wal, err := os.Stat(path + "-wal")
 	if err != nil || wal.Size() == 0 {
 		return nil

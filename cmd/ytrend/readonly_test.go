@@ -439,3 +439,69 @@ func TestQuotaStatusOnRedisWithoutAnArchive(t *testing.T) {
 		t.Errorf("quota status created %v (the directory held %v)", after, before)
 	}
 }
+
+// TestArchivePathThatIsNoArchive: a named pipe, a file this user cannot
+// read, or a file that is not SQLite's at the archive's path got SQLite's
+// words ("disk I/O error", "unable to open database file", "file is not a
+// database"), which name neither the path nor the reason (red team). Each
+// now says what the path holds, exit 1, for the commands that read and
+// those that write alike; the pipe is never opened (an open can block on
+// one), and nothing is written or created.
+func TestArchivePathThatIsNoArchive(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, sim.Config{})
+	fifo := filepath.Join(w.dir, "pipe.db")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	text := filepath.Join(w.dir, "notes.db")
+	if err := os.WriteFile(text, []byte(strings.Repeat("not an archive\n", 100)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	locked := filepath.Join(w.dir, "locked.db")
+	w.mustRun("--db", locked, "migrate")
+	if err := os.Chmod(locked, 0o000); err != nil {
+		t.Fatal(err)
+	}
+	unprivileged(t, w.dir) // runUnprivileged's user must reach the files
+
+	commands := [][]string{{"search", "x"}, {"runs"}, {"quota", "status"}, {"migrate"}, {"fetch", "US", "--pages", "1"}}
+	for _, tc := range []struct {
+		path, want string
+	}{
+		{fifo, fifo + " is not a regular file (a named pipe): not a ytrend archive"},
+		{text, text + " is not a SQLite database (not a ytrend archive)"},
+		{locked, "cannot read " + locked + ": permission denied"},
+	} {
+		before, err := os.Stat(tc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names := dirNames(t, w.dir)
+		for _, args := range commands {
+			cmd := w.command(append([]string{"--db", tc.path}, args...)...)
+			if tc.path == locked && os.Geteuid() == 0 {
+				// root reads any file: the user nobody cannot.
+				cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+			}
+			r := w.runCmd(cmd, time.Minute)
+			if r.code != exitError || !strings.Contains(r.stderr, tc.want) {
+				t.Errorf("ytrend --db %s %v: exit %d, stderr %q; want exit %d saying %q", tc.path, args, r.code, r.stderr, exitError, tc.want)
+			}
+			after, err := os.Stat(tc.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if after.Size() != before.Size() || !after.ModTime().Equal(before.ModTime()) || after.Mode() != before.Mode() {
+				t.Errorf("ytrend %v changed %s: %v %d bytes, modified %s (was %v %d bytes, %s)", args, tc.path,
+					after.Mode(), after.Size(), after.ModTime(), before.Mode(), before.Size(), before.ModTime())
+			}
+			if now := dirNames(t, w.dir); !slices.Equal(now, names) {
+				t.Errorf("ytrend %v on %s: the directory held %v, now %v; want nothing created", args, tc.path, names, now)
+			}
+		}
+	}
+	if got := w.sim.TotalRequests(); got != 0 {
+		t.Errorf("%d requests reached the API", got)
+	}
+}

@@ -40,6 +40,10 @@ func ReadOnlyDirectory(err error) bool {
 	return errors.As(err, &se) && se.Code() == sqlite3.SQLITE_READONLY_DIRECTORY
 }
 
+// NotADatabase reports whether err is SQLITE_NOTADB: the file SQLite
+// opened is not a SQLite database.
+func NotADatabase(err error) bool { return primary(err) == sqlite3.SQLITE_NOTADB }
+
 // primary is err's primary result code (the low byte of an extended code),
 // or -1 when err is no SQLite error.
 func primary(err error) int {
