@@ -374,9 +374,9 @@ func checkWALFiles(path string) error {
 }
 
 // checkWALBesideEmpty refuses, before SQLite sees it, the empty file at
-// path when a
-// -wal beside it is not empty. SQLite deletes the -wal of a 0-byte database
-// when it first reads it (pager.c, pagerOpenWalIfPresent), in a read-only
+// path when the -wal beside it is not empty (checkFile calls it for an
+// empty file). SQLite deletes the -wal of a 0-byte database when it first
+// reads it (pager.c, pagerOpenWalIfPresent), in a read-only
 // open too: it takes it for a leftover. SQLite never makes that state
 // itself (switching a file to WAL writes page 1 into the file before any
 // -wal exists), so it means the file was truncated or replaced (a failed
