@@ -298,11 +298,18 @@ func checkFile(path string) error {
 	if !canRead(path) {
 		return fmt.Errorf("store: cannot read %s: permission denied (mode %v)", path, fi.Mode().Perm())
 	}
-	if fi.Size() == 0 {
-		return checkWALBesideEmpty(path)
+	if EmptyToSQLite(fi.Size()) {
+		return checkWALBesideEmpty(path, fi.Size())
 	}
 	return nil
 }
+
+// EmptyToSQLite reports whether SQLite takes a file of size bytes for an
+// empty database, one it writes a new database over: a file of 0 bytes,
+// and one of exactly 1, which its unix layer reports as 0 (os_unix.c,
+// unixFileSize: a byte some file systems made it write into a new file).
+// "echo > archive.db" leaves such a byte.
+func EmptyToSQLite(size int64) bool { return size <= 1 }
 
 // fileKind names what a path that is no regular file holds.
 func fileKind(m fs.FileMode) string {
@@ -389,15 +396,15 @@ func checkWALFiles(path string) error {
 // Another process could truncate the file between this check and SQLite's
 // read; nothing short of SQLite's own locks closes that window, and
 // nothing short of a deliberate truncation opens it.
-func checkWALBesideEmpty(path string) error {
+func checkWALBesideEmpty(path string, size int64) error {
 	wal, err := os.Stat(path + "-wal")
 	if err != nil || wal.Size() == 0 {
 		return nil
 	}
-	return fmt.Errorf("%w: %s is empty, but %s-wal beside it holds %d bytes, which may be the archive's latest writes "+
+	return fmt.Errorf("%w: %s is empty (%d bytes), but %s-wal beside it holds %d bytes, which may be the archive's latest writes "+
 		"or all of it (SQLite writes to the -wal first; the archive file was truncated or replaced since), and SQLite "+
 		"would delete it on opening; both are left as they are (restore the archive file from a copy, or move "+
-		"%s-wal away if it is not wanted)", ErrWALBesideEmpty, path, path, wal.Size(), path)
+		"%s-wal away if it is not wanted)", ErrWALBesideEmpty, path, size, path, wal.Size(), path)
 }
 
 // openPool opens a pool of n read-only connections: Version's probe, the

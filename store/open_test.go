@@ -76,33 +76,36 @@ func TestOpenRefusesAWALBesideAnEmptyFile(t *testing.T) {
 	if len(wal) < 2*4096 {
 		t.Fatalf("the live archive's -wal holds %d bytes; want its migrations' pages", len(wal))
 	}
-	path := filepath.Join(dir, "archive.db")
-	if err := os.WriteFile(path, nil, 0o644); err != nil {
-		t.Fatal(err)
+	// A file of 1 byte ("echo > archive.db") is empty to SQLite too.
+	for _, content := range []string{"", "\n"} {
+		path := filepath.Join(dir, fmt.Sprintf("archive%d.db", len(content)))
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path+"-wal", wal, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct {
+			name string
+			opts []store.Option
+		}{{"write", nil}, {"read-only", []store.Option{store.ReadOnly()}}} {
+			db, err := store.Open(ctx, path, tc.opts...)
+			if err == nil {
+				db.Close()
+			}
+			if !errors.Is(err, store.ErrWALBesideEmpty) || !strings.Contains(err.Error(), fmt.Sprintf("%s is empty (%d bytes)", path, len(content))) ||
+				!strings.Contains(err.Error(), fmt.Sprintf("%s-wal beside it holds %d bytes", path, len(wal))) {
+				t.Errorf("Open (%s) = %v; want ErrWALBesideEmpty naming %s and %s-wal", tc.name, err, path, path)
+			}
+			if got, err := os.ReadFile(path); err != nil || string(got) != content {
+				t.Fatalf("Open (%s) changed the empty file: %q, %v", tc.name, got, err)
+			}
+			if got, err := os.ReadFile(path + "-wal"); err != nil || !bytes.Equal(got, wal) {
+				t.Fatalf("Open (%s) lost the -wal: %d bytes, %v; want its %d bytes unchanged", tc.name, len(got), err, len(wal))
+			}
+		}
 	}
-	if err := os.WriteFile(path+"-wal", wal, 0o644); err != nil {
-		t.Fatal(err)
-	}
-
-	for _, tc := range []struct {
-		name string
-		opts []store.Option
-	}{{"write", nil}, {"read-only", []store.Option{store.ReadOnly()}}} {
-		db, err := store.Open(ctx, path, tc.opts...)
-		if err == nil {
-			db.Close()
-		}
-		if !errors.Is(err, store.ErrWALBesideEmpty) || !strings.Contains(err.Error(), path+" is empty") ||
-			!strings.Contains(err.Error(), fmt.Sprintf("%s-wal beside it holds %d bytes", path, len(wal))) {
-			t.Errorf("Open (%s) = %v; want ErrWALBesideEmpty naming %s and %s-wal", tc.name, err, path, path)
-		}
-		if fi, err := os.Stat(path); err != nil || fi.Size() != 0 {
-			t.Fatalf("Open (%s) changed the empty file: %v, %v", tc.name, fi, err)
-		}
-		if got, err := os.ReadFile(path + "-wal"); err != nil || !bytes.Equal(got, wal) {
-			t.Fatalf("Open (%s) lost the -wal: %d bytes, %v; want its %d bytes unchanged", tc.name, len(got), err, len(wal))
-		}
-	}
+	path := filepath.Join(dir, "archive0.db")
 
 	// The -wal alone is the archive: beside a page of zeros (so that
 	// SQLite reads it instead of deleting it) it opens at the current

@@ -143,7 +143,10 @@ func requireArchive(path string) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("no archive at %s %s", path, create)
-	case err == nil && fi.Mode().IsRegular() && fi.Size() == 0:
+	case err == nil && fi.Mode().IsRegular() && store.EmptyToSQLite(fi.Size()):
+		if wal, err := os.Stat(path + "-wal"); err == nil && wal.Size() > 0 {
+			return nil // the open refuses it, naming the -wal that may hold the archive
+		}
 		return fmt.Errorf("%s is empty: not a ytrend archive %s", path, create)
 	}
 	return nil

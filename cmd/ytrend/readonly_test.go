@@ -419,6 +419,49 @@ func TestReadCommandsRefuseAnEmptyFile(t *testing.T) {
 	}
 }
 
+// TestReadCommandsOnAByteOrBesideAWAL: SQLite takes a file of 1 byte for an
+// empty one too ("echo > archive.db" leaves one), and wrote a new archive
+// over it from a read command (red team); and a read command on an empty
+// file with a non-empty -wal beside it sent the user to "ytrend fetch",
+// where the -wal, which may hold the whole archive, is the reason to stop.
+func TestReadCommandsOnAByteOrBesideAWAL(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, sim.Config{})
+	byte1 := filepath.Join(w.dir, "byte.db")
+	if err := os.WriteFile(byte1, []byte("\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	withWAL := filepath.Join(w.dir, "wal.db")
+	if err := os.WriteFile(withWAL, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wal := []byte(strings.Repeat("w", 4096)) // not SQLite's, but SQLite would delete it all the same
+	if err := os.WriteFile(withWAL+"-wal", wal, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	names := dirNames(t, w.dir)
+	for _, tc := range []struct{ path, want string }{
+		{byte1, byte1 + " is empty: not a ytrend archive"},
+		{withWAL, withWAL + "-wal beside it holds 4096 bytes"},
+	} {
+		for _, args := range [][]string{{"search", "x"}, {"runs"}} {
+			r := w.run(append([]string{"--db", tc.path}, args...)...)
+			if r.code != exitError || !strings.Contains(r.stderr, tc.want) {
+				t.Errorf("ytrend --db %s %v: exit %d, stderr %q; want exit %d saying %q", tc.path, args, r.code, r.stderr, exitError, tc.want)
+			}
+		}
+	}
+	if got, err := os.ReadFile(byte1); err != nil || string(got) != "\n" {
+		t.Errorf("the 1-byte file now holds %d bytes (%v); want it as it was", len(got), err)
+	}
+	if got, err := os.ReadFile(withWAL + "-wal"); err != nil || string(got) != string(wal) {
+		t.Errorf("the -wal now holds %d bytes (%v); want its 4096 as they were", len(got), err)
+	}
+	if now := dirNames(t, w.dir); !slices.Equal(now, names) {
+		t.Errorf("the directory held %v, now %v; want nothing created", names, now)
+	}
+}
+
 // TestQuotaStatusOnRedisWithoutAnArchive: with the budget on Redis, the
 // archive is only this host's record of its grants, which a host that
 // has never spent does not have: quota status reads the shared budget
