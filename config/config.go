@@ -448,7 +448,7 @@ func (c *Config) Validate() error {
 		add("store.path", "empty; give the archive's file path")
 	}
 	if c.YouTube.Endpoint != "" && !strings.HasPrefix(c.YouTube.Endpoint, "http://") && !strings.HasPrefix(c.YouTube.Endpoint, "https://") {
-		add("youtube.endpoint", "%q: give the server root, e.g. http://127.0.0.1:8089", c.YouTube.Endpoint)
+		add("youtube.endpoint", "%q: give the server root, e.g. http://127.0.0.1:8089", secret.URL(c.YouTube.Endpoint))
 	}
 	if c.YouTube.Timeout <= 0 {
 		add("youtube.timeout", "%s: must be positive", c.YouTube.Timeout)

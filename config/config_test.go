@@ -332,6 +332,16 @@ func TestEnvironmentErrorsNameTheVariable(t *testing.T) {
 	if !strings.Contains(err.Error(), "\n  archive.replicas[0] (from environment variable YTREND_ARCHIVE_REPLICA): ") {
 		t.Errorf("replica from the environment: %v", err)
 	}
+	// An endpoint that is no HTTP URL is quoted without its password.
+	c, err = Parse("schedule.yaml", []byte("regions: [{code: US}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.ApplyEnv(func(k string) (string, bool) { return "ftp://u:hunter2@x", k == "YOUTUBE_ENDPOINT" })
+	if err := c.Validate(); err == nil || strings.Contains(err.Error(), "hunter2") ||
+		!strings.Contains(err.Error(), "youtube.endpoint (from environment variable YOUTUBE_ENDPOINT): ") {
+		t.Errorf("endpoint with a password: %v", err)
+	}
 	// A problem of the file's too: the headline names the file, each line
 	// its own source.
 	c, err = Parse("schedule.yaml", []byte("regions: []\n"))

@@ -157,6 +157,12 @@ func redactErr(err error, raw string) string {
 	if p := password(raw); !p.IsZero() {
 		return p.Redact(err.Error())
 	}
+	if strings.Contains(raw, "@") {
+		// The URL did not parse, so its password is not known, and Go's
+		// message can quote a piece of it: a "/" in "u:s3/cret@h" gives
+		// `invalid port ":s3" after host`.
+		return "not a URL that can be read; a password holding / ? # @ % or a space must be percent-encoded (%2F %3F %23 %40 %25 %20)"
+	}
 	return secret.Scrub(err.Error())
 }
 

@@ -157,7 +157,9 @@ func URL(raw string) string {
 			u.RawQuery = q.Encode()
 		}
 	}
-	return strings.Replace(u.String(), ":xxxxx@", ":"+Mask+"@", 1)
+	// Scrub too: a URL without a host ("rediss//u:p@h", a mistyped
+	// scheme) parses as a path, whose "user:password@" Go does not see.
+	return Scrub(strings.Replace(u.String(), ":xxxxx@", ":"+Mask+"@", 1))
 }
 
 // keyParamName reports whether a query parameter may hold a secret: its
@@ -175,11 +177,13 @@ func keyParamName(k string) bool {
 }
 
 // Patterns of secrets in a text whose secrets are not known: a URL's key=
-// parameter, a Google API key, a password in a redis:// URL.
+// parameter, a Google API key, a password in any URL's user information.
 var (
 	keyParam  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\b(key|api_?key|access_token)=[^&\s"'<>]+`) })
 	googleKey = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`AIza[0-9A-Za-z_\-]{35}`) })
-	userPass  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(rediss?://[^:/@\s]*:)[^@\s]+@`) })
+	// Any scheme's userinfo, and a mistyped scheme's ("rediss//u:p@h"); a
+	// password may hold an unescaped "/", so it runs to the last "@".
+	userPass = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(//[^:/@\s]*:)[^\s]*@`) })
 )
 
 // Scrub removes what looks like a secret from text, for text that is

@@ -66,8 +66,10 @@ func TestURLAndScrub(t *testing.T) {
 			t.Errorf("URL with %s = %q: want the value masked, the other parameters kept", name, got)
 		}
 	}
-	s := Scrub("GET https://x/?key=abc def AIza" + strings.Repeat("a", 35) + " redis://u:hunter2@h:1")
-	for _, leak := range []string{"abc", "AIzaaaa", "hunter2"} {
+	// Any scheme's password, a mistyped scheme's, and one holding a "/".
+	s := Scrub("GET https://x/?key=abc def AIza" + strings.Repeat("a", 35) + " redis://u:hunter2@h:1 ftp://v:swordfish@x " +
+		`"rediss//w:tr0ub4dor@h" redis://z:zq9x/y7@h:1/0`)
+	for _, leak := range []string{"abc", "AIzaaaa", "hunter2", "swordfish", "tr0ub4dor", "zq9x", "y7"} {
 		if strings.Contains(s, leak) {
 			t.Errorf("Scrub left %q: %q", leak, s)
 		}
