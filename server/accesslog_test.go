@@ -355,16 +355,7 @@ func TestClippedPathsKeepWholeCharacters(t *testing.T) {
 		{"/" + strings.Repeat("a", 199) + "é", "/" + strings.Repeat("a", 199)},
 	}
 	for _, tc := range cases {
-		req, err := http.NewRequest(http.MethodOptions, a.base+tc.path, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(res.Body)
-		res.Body.Close()
+		res, body := options(t, a.base+tc.path)
 		want := "there is nothing at " + tc.clipped + "…"
 		var msg string
 		if strings.HasPrefix(tc.path, "/api/") {

@@ -168,12 +168,7 @@ func TestVaryOnAPIRefusals(t *testing.T) {
 func TestOptionsAnswersAllow(t *testing.T) {
 	e := hostileArchive(t)
 	for _, path := range []string{"/", "/search?q=cats", "/charts/US", "/api/v1/search?q=cats"} {
-		req, _ := http.NewRequest(http.MethodOptions, e.srv.URL+path, nil)
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res.Body.Close()
+		res, _ := options(t, e.srv.URL+path)
 		if res.StatusCode != http.StatusNoContent || res.Header.Get("Allow") != "GET, HEAD, OPTIONS" || res.ContentLength > 0 {
 			t.Errorf("OPTIONS %s: %d, Allow %q, %d bytes", path, res.StatusCode, res.Header.Get("Allow"), res.ContentLength)
 		}

@@ -252,3 +252,23 @@ func mustPrefix(t testing.TB, s string) netip.Prefix {
 	}
 	return p
 }
+
+// options sends an OPTIONS request to url (an escaped path may follow the
+// server's address) and returns the response, its body read and closed.
+func options(t testing.TB, url string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodOptions, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, body
+}

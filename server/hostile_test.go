@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -281,13 +280,7 @@ func TestAPIEscapesTerminalControls(t *testing.T) {
 		}
 	}
 	// An error that quotes the request's path, with the same escapes.
-	req, _ := http.NewRequest(http.MethodOptions, srv.URL+"/api/v1/x%C2%9B31m%E2%80%AE%7F", nil)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(res.Body)
-	res.Body.Close()
+	res, body := options(t, srv.URL+"/api/v1/x%C2%9B31m%E2%80%AE%7F")
 	checkNoRawControls(t, "OPTIONS", body)
 	var eb reply.ErrorBody
 	if err := json.Unmarshal(body, &eb); err != nil || res.StatusCode != 404 ||
@@ -350,16 +343,7 @@ func TestPlainErrorsEscapeTerminalControls(t *testing.T) {
 		{"/x%0a200%20OK:%20fake", `/x\x0a200 OK: fake`},
 		{"/ls%E2%80%A8x%E2%80%A9", `/ls\u2028x\u2029`},
 	} {
-		req, err := http.NewRequest(http.MethodOptions, e.srv.URL+tc.path, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(res.Body)
-		res.Body.Close()
+		res, body := options(t, e.srv.URL+tc.path)
 		want := "404 Not Found: there is nothing at " + tc.want + "\n"
 		if res.StatusCode != 404 || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/plain") || string(body) != want {
 			t.Errorf("OPTIONS %s: %d %s %q, want 404 text/plain %q", tc.path, res.StatusCode, res.Header.Get("Content-Type"), body, want)
