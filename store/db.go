@@ -298,6 +298,15 @@ func checkFile(path string) error {
 	if !canRead(path) {
 		return fmt.Errorf("store: cannot read %s: permission denied (mode %v)", path, fi.Mode().Perm())
 	}
+	// SQLite deletes a -wal it takes for a leftover, a named pipe too (red
+	// team), and says "unable to open database file" or "disk I/O error"
+	// for a directory or a pipe at either.
+	for _, suffix := range []string{"-wal", "-shm"} {
+		if side, err := os.Stat(path + suffix); err == nil && !side.Mode().IsRegular() {
+			return fmt.Errorf("store: %s%s is not a regular file (%s), and SQLite keeps an archive's latest writes "+
+				"and its readers' index there; left as it is (move it away)", path, suffix, fileKind(side.Mode()))
+		}
+	}
 	if EmptyToSQLite(fi.Size()) {
 		return checkWALBesideEmpty(path, fi.Size())
 	}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -44,5 +45,48 @@ func TestOpenRefusesWhatIsNoArchive(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 2 {
 		t.Errorf("%d entries in the directory, want the 2 files alone", len(entries))
+	}
+}
+
+// TestOpenRefusesASideFileThatIsNoFile: a named pipe at an archive's -wal
+// was deleted by SQLite as a leftover, and a directory at its -shm failed
+// with "disk I/O error" (red team). Both are refused, named and left.
+func TestOpenRefusesASideFileThatIsNoFile(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "archive.db")
+	db, err := store.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	for _, side := range []struct {
+		suffix, kind string
+		make         func(string) error
+	}{
+		{"-wal", "a named pipe", func(p string) error { return syscall.Mkfifo(p, 0o644) }},
+		{"-shm", "a directory", func(p string) error { return os.Mkdir(p, 0o755) }},
+	} {
+		os.Remove(path + "-wal")
+		os.Remove(path + "-shm")
+		if err := side.make(path + side.suffix); err != nil {
+			t.Fatal(err)
+		}
+		want := "store: " + path + side.suffix + " is not a regular file (" + side.kind + ")"
+		for _, opts := range [][]store.Option{nil, {store.ReadOnly()}} {
+			db, err := store.Open(ctx, path, opts...)
+			if err == nil {
+				db.Close()
+			}
+			if err == nil || !strings.HasPrefix(err.Error(), want) {
+				t.Errorf("Open with %s at %s (%d options) = %v, want %q...", side.kind, side.suffix, len(opts), err, want)
+			}
+			if fi, err := os.Stat(path + side.suffix); err != nil || fi.Mode().IsRegular() {
+				t.Fatalf("%s at %s: now %v, %v; want it left as it was", side.kind, side.suffix, fi, err)
+			}
+		}
+		if err := os.Remove(path + side.suffix); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
