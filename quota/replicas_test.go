@@ -3,6 +3,7 @@ package quota_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/ytrend/ytrend/quota"
 	"github.com/ytrend/ytrend/testkit/redistest"
+	"github.com/ytrend/ytrend/testkit/wait"
 )
 
 // TestWaitReplicasTooFewAcks: a replica that does not acknowledge in time
@@ -213,12 +215,38 @@ func testClusterSlotMoved(t *testing.T, c *redistest.Cluster, rdb redis.Universa
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The slot is empty: every master is simply told its new owner.
+	// The slot is empty: every master is simply told its new owner. The
+	// new owner then takes the highest config epoch: a heartbeat the old
+	// owner sent before it was told carries the slot under its own epoch,
+	// and could hand the slot back to it on a node already told (a CI run
+	// saw the client redirected between the two until it gave up with
+	// MOVED). Every node must name the new owner before the test goes on.
 	for _, n := range c.Nodes {
 		if err := n.Client().Do(ctx, "CLUSTER", "SETSLOT", slot, "NODE", toID).Err(); err != nil {
 			t.Fatalf("CLUSTER SETSLOT on %s: %v", n.Addr(), err)
 		}
 	}
+	if err := to.Client().Do(ctx, "CLUSTER", "BUMPEPOCH").Err(); err != nil {
+		t.Fatalf("CLUSTER BUMPEPOCH on %s: %v", to.Addr(), err)
+	}
+	wait.Until(t, "every node to name the slot's new owner", 30*time.Second, func() (bool, string) {
+		for _, n := range c.Nodes {
+			slots, err := n.Client().ClusterSlots(ctx).Result()
+			if err != nil {
+				return false, err.Error()
+			}
+			owner := ""
+			for _, r := range slots {
+				if int64(r.Start) <= slot && slot <= int64(r.End) && len(r.Nodes) > 0 {
+					owner = r.Nodes[0].ID
+				}
+			}
+			if owner != toID {
+				return false, fmt.Sprintf("%s names %q for slot %d, want %q", n.Addr(), owner, slot, toID)
+			}
+		}
+		return true, ""
+	})
 
 	cfg := oneLimit(cred, 100, time.Hour, smallCosts)
 	l := newLimiter(t, cfg, quota.NewRedis(rdb, quota.WithWaitReplicas(1, 50*time.Millisecond)))
