@@ -231,14 +231,20 @@ func testClusterSlotMoved(t *testing.T, c *redistest.Cluster, rdb redis.Universa
 	}
 	wait.Until(t, "every node to name the slot's new owner", 30*time.Second, func() (bool, string) {
 		for _, n := range c.Nodes {
-			slots, err := n.Client().ClusterSlots(ctx).Result()
+			shards, err := n.Client().ClusterShards(ctx).Result()
 			if err != nil {
 				return false, err.Error()
 			}
 			owner := ""
-			for _, r := range slots {
-				if int64(r.Start) <= slot && slot <= int64(r.End) && len(r.Nodes) > 0 {
-					owner = r.Nodes[0].ID
+			for _, sh := range shards {
+				for _, r := range sh.Slots {
+					if r.Start <= slot && slot <= r.End {
+						for _, node := range sh.Nodes {
+							if node.Role == "master" {
+								owner = node.ID
+							}
+						}
+					}
 				}
 			}
 			if owner != toID {
