@@ -301,14 +301,22 @@ func checkFile(path string) error {
 	// SQLite deletes a -wal it takes for a leftover, a named pipe too (red
 	// team), and says "unable to open database file" or "disk I/O error"
 	// for a directory or a pipe at either.
+	var wal fs.FileInfo // the -wal beside it, nil if none
 	for _, suffix := range []string{"-wal", "-shm"} {
-		if side, err := os.Stat(path + suffix); err == nil && !side.Mode().IsRegular() {
+		side, err := os.Stat(path + suffix)
+		if err != nil {
+			continue
+		}
+		if !side.Mode().IsRegular() {
 			return fmt.Errorf("store: %s%s is not a regular file (%s), and SQLite keeps an archive's latest writes "+
 				"and its readers' index there; left as it is (move it away)", path, suffix, fileKind(side.Mode()))
 		}
+		if suffix == "-wal" {
+			wal = side
+		}
 	}
-	if EmptyToSQLite(fi.Size()) {
-		return checkWALBesideEmpty(path, fi.Size())
+	if EmptyToSQLite(fi.Size()) && wal != nil && wal.Size() > 0 {
+		return walBesideEmpty(path, fi.Size(), wal.Size())
 	}
 	return nil
 }
@@ -389,9 +397,8 @@ func checkWALFiles(path string) error {
 	return nil
 }
 
-// checkWALBesideEmpty refuses, before SQLite sees it, the empty file at
-// path when the -wal beside it is not empty (checkFile calls it for an
-// empty file). SQLite deletes the -wal of a 0-byte database when it first
+// walBesideEmpty is checkFile's refusal of the empty file at path when the
+// -wal beside it is not empty. SQLite deletes the -wal of a 0-byte database when it first
 // reads it (pager.c, pagerOpenWalIfPresent), in a read-only
 // open too: it takes it for a leftover. SQLite never makes that state
 // itself (switching a file to WAL writes page 1 into the file before any
@@ -405,15 +412,11 @@ func checkWALFiles(path string) error {
 // Another process could truncate the file between this check and SQLite's
 // read; nothing short of SQLite's own locks closes that window, and
 // nothing short of a deliberate truncation opens it.
-func checkWALBesideEmpty(path string, size int64) error {
-	wal, err := os.Stat(path + "-wal")
-	if err != nil || wal.Size() == 0 {
-		return nil
-	}
+func walBesideEmpty(path string, size, walSize int64) error {
 	return fmt.Errorf("%w: %s is empty (%d bytes), but %s-wal beside it holds %d bytes, which may be the archive's latest writes "+
 		"or all of it (SQLite writes to the -wal first; the archive file was truncated or replaced since), and SQLite "+
 		"would delete it on opening; both are left as they are (restore the archive file from a copy, or move "+
-		"%s-wal away if it is not wanted)", ErrWALBesideEmpty, path, size, path, wal.Size(), path)
+		"%s-wal away if it is not wanted)", ErrWALBesideEmpty, path, size, path, walSize, path)
 }
 
 // openPool opens a pool of n read-only connections: Version's probe, the

@@ -31,7 +31,7 @@ var (
 	ErrReadOnlyDir = errors.New("store: the archive's directory is not writable")
 	// ErrWALBesideEmpty is returned by Open for an empty archive file with
 	// a non-empty -wal beside it: SQLite would delete the -wal, which can
-	// hold the archive's data (checkWALBesideEmpty says why), so both are
+	// hold the archive's data (walBesideEmpty says why), so both are
 	// left as they are for the operator to decide.
 	ErrWALBesideEmpty = errors.New("store: an empty archive file has a -wal beside it")
 	// ErrBadQuery is returned by Search for a Raw query FTS5 cannot parse.
