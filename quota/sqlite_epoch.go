@@ -75,7 +75,7 @@ func epochCheck(ctx context.Context, tx ledgerTx, cred, expected string, grace t
 
 func (l *SQLite) sync(ctx context.Context, cred string, sr syncRequest) (syncResult, error) {
 	var r syncResult
-	err := l.tx(ctx, func(tx ledgerTx, now int64) error {
+	err := l.tx(ctx, func(ctx context.Context, tx ledgerTx, now int64) error {
 		r = syncResult{at: time.UnixMicro(now)}
 		if err := checkDefs(ctx, tx, cred, sr.limits, now); err != nil {
 			return err

@@ -12,7 +12,7 @@ import (
 
 func (l *SQLite) lease(ctx context.Context, cred string, op leaseOp, holder string, ttl time.Duration, token int64) (leaseState, error) {
 	var st leaseState
-	err := l.tx(ctx, func(tx ledgerTx, now int64) error {
+	err := l.tx(ctx, func(ctx context.Context, tx ledgerTx, now int64) error {
 		st = leaseState{at: time.UnixMicro(now)}
 		var cur struct {
 			holder       string
