@@ -91,7 +91,7 @@ func (l *SQLite) reserve(ctx context.Context, cred string, rv reservation) (deci
 		if err := checkDefs(ctx, tx, cred, rv.charges, now); err != nil {
 			return err
 		}
-		ep, replay, err := epochCheck(ctx, tx, cred, rv.epoch, rv.grace, now)
+		ep, replay, err := epochCheck(ctx, tx, cred, rv.call, rv.epoch, rv.grace, now)
 		if err != nil {
 			return err
 		}
@@ -115,26 +115,24 @@ func (l *SQLite) reserve(ctx context.Context, cred string, rv reservation) (deci
 			if c.cost == 0 {
 				continue
 			}
-			var cost int64
-			err := tx.QueryRowContext(ctx, `SELECT cost FROM quota_log
-				WHERE credential = ? AND limit_name = ? AND id = ? ORDER BY cost = ? DESC LIMIT 1`,
+			var cost sql.NullInt64 // the entry of this cost, else any other: two key seeks, no sort
+			err := tx.QueryRowContext(ctx, `SELECT COALESCE(
+				(SELECT cost FROM quota_log WHERE credential = ?1 AND limit_name = ?2 AND id = ?3 AND cost = ?4),
+				(SELECT cost FROM quota_log WHERE credential = ?1 AND limit_name = ?2 AND id = ?3 LIMIT 1))`,
 				cred, c.name, rv.id, c.cost).Scan(&cost)
 			switch {
-			case errors.Is(err, sql.ErrNoRows):
-				continue
 			case err != nil:
 				return err
-			case cost != c.cost:
-				return fmt.Errorf("%w: limit %q already holds it with cost %d", ErrIDReused, c.name, cost)
+			case !cost.Valid:
+				continue
+			case cost.Int64 != c.cost:
+				return fmt.Errorf("%w: limit %q already holds it with cost %d", ErrIDReused, c.name, cost.Int64)
 			}
 			d.granted, d.duplicate = true, true
 			return nil
 		}
 
-		until, err := markUntil(ctx, tx, cred, rv.call)
-		if err != nil {
-			return err
-		}
+		until := ep.marked
 		if until > now || ep.graceUntil > now {
 			if ep.graceUntil > until {
 				d.refusedBy, d.retryAfter = graceRefusal, time.Duration(ep.graceUntil-now)*time.Microsecond
@@ -283,13 +281,11 @@ func waitFor(ctx context.Context, tx ledgerTx, cred string, c charge, used, now 
 	return c.window, rows.Err() // unreachable: the sum was read in this transaction
 }
 
-// markUntil is the end of the later of the credential's mark and call's.
-func markUntil(ctx context.Context, tx ledgerTx, cred, call string) (int64, error) {
-	var until int64
-	err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(until), 0) FROM quota_marks
-		WHERE credential = ? AND call IN ('', ?)`, cred, call).Scan(&until)
-	return until, err
-}
+// marksSQL is the end of the later of credential ?1's mark and call ?2's,
+// as an expression: two key seeks (IN ('', ?2) builds a temporary table).
+const marksSQL = `MAX(
+	COALESCE((SELECT until FROM quota_marks WHERE credential = ?1 AND call = ''), 0),
+	COALESCE((SELECT until FROM quota_marks WHERE credential = ?1 AND call = ?2), 0))`
 
 // checkDefs stores each limit's definition, or refuses one whose window
 // differs from the stored one while that limit still holds entries in

@@ -16,18 +16,22 @@ type ledgerEpoch struct {
 	created, graceUntil int64
 	rebuilt, restored   int64
 	entries             int64
+	// marked is the end of the later of the credential's and the call's
+	// upstream marks, read in the epoch's statement: one fewer a call.
+	marked int64
 }
 
 // epochCheck is window.lua's epoch_check on the embedded ledger, plus one
 // check Redis cannot need: an epoch that says the log holds entries when it
 // holds none means the log was emptied behind the ledger's back. That is a
-// loss too, never an empty day.
-func epochCheck(ctx context.Context, tx ledgerTx, cred, expected string, grace time.Duration, now int64) (ledgerEpoch, bool, error) {
+// loss too, never an empty day. It reads call's marks too (see
+// ledgerEpoch.marked).
+func epochCheck(ctx context.Context, tx ledgerTx, cred, call, expected string, grace time.Duration, now int64) (ledgerEpoch, bool, error) {
 	var e ledgerEpoch
 	var any int // whether the log holds an entry: read in the same statement, one fewer per call
 	err := tx.QueryRowContext(ctx, `SELECT id, created, grace_until, rebuilt, restored, entries,
-		EXISTS (SELECT 1 FROM quota_log WHERE credential = ?1) FROM quota_epoch
-		WHERE credential = ?1`, cred).Scan(&e.id, &e.created, &e.graceUntil, &e.rebuilt, &e.restored, &e.entries, &any)
+		EXISTS (SELECT 1 FROM quota_log WHERE credential = ?1), `+marksSQL+` FROM quota_epoch
+		WHERE credential = ?1`, cred, call).Scan(&e.id, &e.created, &e.graceUntil, &e.rebuilt, &e.restored, &e.entries, &any, &e.marked)
 	lost := false
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
@@ -50,6 +54,9 @@ func epochCheck(ctx context.Context, tx ledgerTx, cred, expected string, grace t
 	}
 	if errors.Is(err, sql.ErrNoRows) {
 		e = ledgerEpoch{id: newEpoch(), created: now}
+		if err := tx.QueryRowContext(ctx, `SELECT `+marksSQL, cred, call).Scan(&e.marked); err != nil {
+			return e, false, err
+		}
 		if lost {
 			e.rebuilt, e.graceUntil = now, now+micros(grace)
 		}
@@ -80,7 +87,7 @@ func (l *SQLite) sync(ctx context.Context, cred string, sr syncRequest) (syncRes
 		if err := checkDefs(ctx, tx, cred, sr.limits, now); err != nil {
 			return err
 		}
-		ep, restored, err := epochCheck(ctx, tx, cred, sr.epoch, sr.grace, now)
+		ep, restored, err := epochCheck(ctx, tx, cred, "", sr.epoch, sr.grace, now)
 		if err != nil {
 			return err
 		}
