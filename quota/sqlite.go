@@ -69,12 +69,23 @@ func (l *SQLite) run(ctx context.Context, fn func(ctx context.Context, tx ledger
 	}
 	defer tx.Rollback()
 	if err := fn(context.WithoutCancel(ctx), ledgerTx{tx, l.stmts, l.pruned}, l.clock().UnixMicro()); err != nil {
-		return ledgerError(fmt.Errorf("ledger: %w", err))
+		return ledgerError(fmt.Errorf("ledger: %w", rolledBack(ctx, err)))
 	}
 	if err := tx.Commit(); err != nil {
-		return ledgerError(fmt.Errorf("ledger: commit: %w", err))
+		return ledgerError(fmt.Errorf("ledger: commit: %w", rolledBack(ctx, err)))
 	}
 	return nil
+}
+
+// rolledBack is ctx's error when err is database/sql's ErrTxDone because ctx
+// ended while the transaction ran (fn's statements do not watch ctx, so the
+// first one after the rollback says only that): the backend did not answer
+// in time, which the call's Policy decides, as it does a deadline in BEGIN.
+func rolledBack(ctx context.Context, err error) error {
+	if cerr := ctx.Err(); cerr != nil && errors.Is(err, sql.ErrTxDone) {
+		return fmt.Errorf("%w (the transaction was rolled back)", cerr)
+	}
+	return err
 }
 
 func (l *SQLite) reserve(ctx context.Context, cred string, rv reservation) (decision, error) {
