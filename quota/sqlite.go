@@ -293,7 +293,8 @@ func waitFor(ctx context.Context, tx ledgerTx, cred string, c charge, used, now 
 }
 
 // marksSQL is the end of the later of credential ?1's mark and call ?2's,
-// as an expression: two key seeks (IN ('', ?2) builds a temporary table).
+// as an expression: two key seeks (an IN list of the two builds a temporary
+// table).
 const marksSQL = `MAX(
 	COALESCE((SELECT until FROM quota_marks WHERE credential = ?1 AND call = ''), 0),
 	COALESCE((SELECT until FROM quota_marks WHERE credential = ?1 AND call = ?2), 0))`
