@@ -21,11 +21,7 @@ import (
 func TestRefusedCredentialsSayAuthentication(t *testing.T) {
 	t.Parallel()
 	const password, wrong = "right-pass-never-print", "wrong-pass-never-print"
-	rs := redistest.StartServer(t)
-	// Set once the server is up: redistest's readiness check has no password.
-	if err := rs.Client().ConfigSet(context.Background(), "requirepass", password).Err(); err != nil {
-		t.Fatal(err)
-	}
+	rs := redistest.StartServer(t, "--requirepass", password)
 	for _, tc := range []struct {
 		name, password, reply string
 	}{

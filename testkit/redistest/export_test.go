@@ -12,7 +12,7 @@ func StartServerOn(tb testing.TB, ports ...int) *Server {
 		next++
 		return p
 	}
-	return startServer(tb, pick, func(port int) []string { return serverArgs(port, dir) }, dir)
+	return startServer(tb, pick, func(port int) []string { return serverArgs(port, dir) }, dir, "")
 }
 
 // StartAttempts is how many ports a new server tries.

@@ -107,7 +107,7 @@ func startPrivate(bin string) (string, error) {
 			return "", err
 		}
 		addr := fmt.Sprintf("127.0.0.1:%d", port)
-		if err := waitReady(addr, cmd.Process.Pid, done); err != nil {
+		if err := waitReady(addr, "", cmd.Process.Pid, done); err != nil {
 			cmd.Process.Kill()
 			<-done
 			log, _ := os.ReadFile(filepath.Join(dir, "redis.log"))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,10 +34,13 @@ type Server struct {
 	tb   testing.TB
 	Port int
 	Dir  string
-	argv func(port int) []string // redis-server's arguments on port
-	mu   sync.Mutex
-	cmd  *exec.Cmd
-	done <-chan struct{} // closed when cmd has exited
+	// Password is what "--requirepass" in StartServer's args set: the
+	// start's readiness check, URL and Client authenticate with it.
+	Password string
+	argv     func(port int) []string // redis-server's arguments on port
+	mu       sync.Mutex
+	cmd      *exec.Cmd
+	done     <-chan struct{} // closed when cmd has exited
 }
 
 const (
@@ -121,7 +125,18 @@ func spawn(cmd *exec.Cmd) (<-chan struct{}, error) {
 func StartServer(tb testing.TB, args ...string) *Server {
 	tb.Helper()
 	dir := tb.TempDir()
-	return startServer(tb, anyPort, func(port int) []string { return serverArgs(port, dir, args...) }, dir)
+	return startServer(tb, anyPort, func(port int) []string { return serverArgs(port, dir, args...) }, dir, requirePass(args))
+}
+
+// requirePass is the password "--requirepass" sets in args ("" if none).
+func requirePass(args []string) string {
+	pass := ""
+	for i, a := range args {
+		if a == "--requirepass" && i+1 < len(args) {
+			pass = args[i+1]
+		}
+	}
+	return pass
 }
 
 // serverArgs are a plain server's arguments: loopback only, no
@@ -139,9 +154,9 @@ func anyPort(tb testing.TB) int { return pickPort(tb, 65535) }
 
 // startServer starts a server on a port pick gives, trying another one
 // when a start fails, and stops it when the test ends.
-func startServer(tb testing.TB, pick func(testing.TB) int, argv func(port int) []string, dir string) *Server {
+func startServer(tb testing.TB, pick func(testing.TB) int, argv func(port int) []string, dir, password string) *Server {
 	tb.Helper()
-	s := &Server{tb: tb, Dir: dir, argv: argv}
+	s := &Server{tb: tb, Dir: dir, argv: argv, Password: password}
 	tb.Cleanup(s.stop)
 	var errs []error
 	for range startAttempts {
@@ -180,7 +195,7 @@ func (s *Server) start() error {
 	s.mu.Lock()
 	s.cmd, s.done = cmd, done
 	s.mu.Unlock()
-	if err := waitReady(s.Addr(), cmd.Process.Pid, done); err != nil {
+	if err := waitReady(s.Addr(), s.Password, cmd.Process.Pid, done); err != nil {
 		s.Kill()
 		return fmt.Errorf("redis-server on %s: %w\n%s", s.Addr(), err, s.logsSince(logs))
 	}
@@ -188,10 +203,10 @@ func (s *Server) start() error {
 }
 
 // waitReady waits until addr answers PING from the process pid, and not
-// from another server that took the port. It returns at once when the
-// process exits (done closed).
-func waitReady(addr string, pid int, done <-chan struct{}) error {
-	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: time.Second,
+// from another server that took the port (authenticating with password, if
+// any). It returns at once when the process exits (done closed).
+func waitReady(addr, password string, pid int, done <-chan struct{}) error {
+	c := redis.NewClient(&redis.Options{Addr: addr, Password: password, MaxRetries: -1, DialTimeout: time.Second,
 		ReadTimeout: 2 * time.Second})
 	defer c.Close()
 	deadline := time.NewTimer(readyTimeout)
@@ -253,12 +268,18 @@ func (s *Server) logsSince(sizes map[string]int64) string {
 // Addr is host:port.
 func (s *Server) Addr() string { return "127.0.0.1:" + strconv.Itoa(s.Port) }
 
-// URL is the server's redis:// URL.
-func (s *Server) URL() string { return "redis://" + s.Addr() + "/0" }
+// URL is the server's redis:// URL, with its password if it has one.
+func (s *Server) URL() string {
+	u := url.URL{Scheme: "redis", Host: s.Addr(), Path: "/0"}
+	if s.Password != "" {
+		u.User = url.UserPassword("", s.Password)
+	}
+	return u.String()
+}
 
 // Client is a client of this server, closed when the test ends.
 func (s *Server) Client() *redis.Client {
-	c := redis.NewClient(&redis.Options{Addr: s.Addr()})
+	c := redis.NewClient(&redis.Options{Addr: s.Addr(), Password: s.Password})
 	s.tb.Cleanup(func() { c.Close() })
 	return c
 }
@@ -371,7 +392,7 @@ func StartCluster(tb testing.TB) *Cluster {
 			// wrote names a port the node no longer has.
 			return serverArgs(port, dir, "--cluster-enabled", "yes", "--cluster-config-file",
 				filepath.Join(dir, fmt.Sprintf("nodes-%d.conf", port)), "--cluster-node-timeout", "2000")
-		}, dir))
+		}, dir, ""))
 	}
 	args := []string{"--cluster", "create"}
 	for _, n := range c.Nodes {

@@ -171,3 +171,30 @@ func TestRestartWaitsForItsPort(t *testing.T) {
 		t.Errorf("after restart k = %q, %v; want kept (reloaded from its AOF)", v, err)
 	}
 }
+
+// TestStartServerWithAPassword: a server started with --requirepass is
+// ready once it answers its password, and its Client and URL carry it;
+// a client without it is refused.
+func TestStartServerWithAPassword(t *testing.T) {
+	t.Parallel()
+	const password = "p@ss/word:with-parts"
+	s := redistest.StartServer(t, "--requirepass", password)
+	ctx := context.Background()
+	if err := s.Client().Ping(ctx).Err(); err != nil {
+		t.Fatalf("Client: %v", err)
+	}
+	opt, err := redis.ParseURL(s.URL())
+	if err != nil {
+		t.Fatalf("URL %q: %v", s.URL(), err)
+	}
+	viaURL := redis.NewClient(opt)
+	defer viaURL.Close()
+	if err := viaURL.Ping(ctx).Err(); err != nil {
+		t.Fatalf("a client of URL: %v", err)
+	}
+	bare := redis.NewClient(&redis.Options{Addr: s.Addr()})
+	defer bare.Close()
+	if err := bare.Ping(ctx).Err(); err == nil || !strings.Contains(err.Error(), "NOAUTH") {
+		t.Fatalf("a client without the password: %v, want NOAUTH", err)
+	}
+}
