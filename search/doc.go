@@ -69,7 +69,7 @@
 // videos (triggers on video_stats keep it, whatever writes). A search walks
 // the blocks best bound first — newest sighting first, or most views first
 // for --sort views — ranks a group of blocks at a time inside SQLite (the
-// ytrend_rank function scores, SQLite sorts, only the group's best page
+// ytrend_score function scores, SQLite sorts, only the group's best page
 // crosses into Go), and stops once no block left could place a video in the
 // page it holds: for relevance, BM25 cannot exceed Σ idf·(k1+1) and the
 // trend factor cannot exceed that of a #1 video seen when the block last

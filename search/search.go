@@ -371,7 +371,7 @@ func (s searcher) candidates(f candidateFilter, rankID, lo, hi int64, c cuts) ([
 		if err := rows.Scan(&c.id, &c.score, &c.lastSeen, &best, &c.views); err != nil {
 			return nil, queryError(s.pq, err)
 		}
-		if c.score < 0 { // cannot place in the page (ytrend_keep)
+		if c.score < 0 { // cannot place in the page (ytrend_score, ytrend_keep)
 			continue
 		}
 		c.bestRank = int(best.Int64)

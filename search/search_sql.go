@@ -52,9 +52,9 @@ const (
 // sqlCandidates ranks the matches of a query within a range of video ids
 // inside SQLite, so that only the best page of that range crosses into Go
 // (each value read back through database/sql costs as much as scoring a
-// candidate). ytrend_rank (rank.go) scores each match that ytrend_keep says
-// can still place in the page (-1 otherwise); SQLite sorts and returns ?8
-// rows. The filters apply inside the scan.
+// candidate). ytrend_score (rank.go) scores each match that can still place
+// in the page (-1 otherwise; in views order ytrend_keep tests and
+// ytrend_rank scores); SQLite sorts and returns ?8 rows. The filters apply inside the scan.
 //
 // Parameters: ?1 regions (JSON), ?2 since (µs, 0 if none), ?3 the MATCH
 // expression, ?4 and ?5 the lowest and highest rowid to read (the index's
@@ -70,18 +70,30 @@ const (
 // it with the rankState's cutTest.
 func sqlCandidates(raw, regions, channels, categories bool, order SortOrder) string {
 	var b strings.Builder
+	// One row per matching region: a video's best rank and last sighting
+	// over those regions. The join reads the video's few video_regions rows
+	// and tests each against the list (+r.region keeps SQLite from seeking
+	// once per region asked for), so a candidate costs the same whatever
+	// the number of regions.
+	seen, best := "seen", "best"
 	if regions {
-		// One row per matching region: a video's best rank and last
-		// sighting over those regions. The join reads the video's few
-		// video_regions rows and tests each against the list (+r.region
-		// keeps SQLite from seeking once per region asked for), so a
-		// candidate costs the same whatever the number of regions.
-		b.WriteString(`SELECT id, CASE WHEN ytrend_keep(?7, max(seen), min(best), views)
-			THEN ytrend_rank(?7, id, max(seen), min(best), terms, len, fts_rank) ELSE -1.0 END AS score,
-			max(seen) AS seen, min(best) AS best, views`)
+		seen, best = "max(seen)", "min(best)"
+	}
+	if order == SortViews {
+		// Most matches of a views ranking cannot place (a fifth of them
+		// could in the query set): ytrend_keep spares them ytrend_rank's
+		// term blob.
+		b.WriteString(`SELECT id, CASE WHEN ytrend_keep(?7, ` + seen + `, ` + best + `, views)
+			THEN ytrend_rank(?7, ` + seen + `, ` + best + `, terms, len, fts_rank) ELSE -1.0 END AS score, `)
 	} else {
-		b.WriteString(`SELECT id, CASE WHEN ytrend_keep(?7, seen, best, views)
-			THEN ytrend_rank(?7, id, seen, best, terms, len, fts_rank) ELSE -1.0 END AS score, seen, best, views`)
+		// Most matches can (nine in ten in the query set): one call tests
+		// and scores them, which costs a match a call less.
+		b.WriteString(`SELECT id, ytrend_score(?7, ` + seen + `, ` + best + `, views, terms, len, fts_rank) AS score, `)
+	}
+	if regions {
+		b.WriteString(`max(seen) AS seen, min(best) AS best, views`)
+	} else {
+		b.WriteString(`seen, best, views`)
 	}
 	b.WriteString(` FROM (SELECT -f.rowid AS id, s.views AS views, s.doc_len AS len, s.terms AS terms, `)
 	if raw {

@@ -362,7 +362,8 @@ func (s searcher) walk(f candidateFilter, rs *rankState, rankID int64, n float64
 // its last sighting (recent; relevance: text ≤ textMax and the trend factor
 // ≤ 1 + fresh, so fresh ≥ floor/textMax − 1), its best rank (relevance, by
 // the chart bonus), its views (views): plain comparisons in the SQL, before
-// ytrend_keep tests the same bound on each candidate that passes them.
+// ytrend_score (ytrend_keep) tests the same bound on each candidate that
+// passes them.
 func (s searcher) cuts(top []candidate, rs *rankState) cuts {
 	c := noCuts
 	if len(top) < s.q.Limit {
