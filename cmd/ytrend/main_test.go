@@ -121,7 +121,12 @@ func settle(tb testing.TB, url, yaml string) {
 	}
 	qc := cfg.QuotaConfig()
 	qc.RebuildGrace = time.Microsecond
-	rdb, err := redisclient.Open(url, 5*time.Second)
+	// Setup, not the test: a config's short backend timeout (200ms in the
+	// outage tests) is for the processes under test. Loading the scripts
+	// took longer than that beside the race run (FUNCTION LOAD: context
+	// deadline exceeded).
+	qc.Timeout = max(qc.Timeout, 10*time.Second)
+	rdb, err := redisclient.Open(url, 10*time.Second)
 	if err != nil {
 		tb.Fatalf("settle: %v", err)
 	}
