@@ -53,8 +53,9 @@ const (
 // inside SQLite, so that only the best page of that range crosses into Go
 // (each value read back through database/sql costs as much as scoring a
 // candidate). ytrend_score (rank.go) scores each match that can still place
-// in the page (-1 otherwise; in views order ytrend_keep tests and
-// ytrend_rank scores); SQLite sorts and returns ?8 rows. The filters apply inside the scan.
+// in the page, -1 otherwise (in views order ytrend_keep tests and
+// ytrend_rank scores); SQLite sorts and returns ?8 rows. The filters apply
+// inside the scan.
 //
 // Parameters: ?1 regions (JSON), ?2 since (µs, 0 if none), ?3 the MATCH
 // expression, ?4 and ?5 the lowest and highest rowid to read (the index's
