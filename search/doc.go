@@ -81,9 +81,12 @@
 // fewer than 1,024 matches, a raw query (FTS5's bm25 has no bound to stop
 // on) and --sort views over a few percent of the archive are ranked in one
 // pass; in views order that pass reads only each match's view count and
-// ranks just the most viewed (ties included). Several regions in views
-// order are counted exactly through their facets up to where a walk pays,
-// so regions with few matches cost little, however many are asked for.
+// ranks just the most viewed (ties included). Many matches in views order
+// are found from the most viewed videos down instead (the views index),
+// each tested on its regions, if any, before the MATCH. Several regions in
+// views order are counted exactly through their facets up to where the
+// index or a walk pays, so regions with few matches cost little, however
+// many are asked for.
 // search_walk.go has the details; [Query.Exhaustive] ranks every
 // match in one pass, and is what the tests compare the walk with.
 package search

@@ -53,6 +53,9 @@ type WalkProbe struct {
 	// Tested, if set, learns after each walk how many matches ytrend_pass
 	// tested on their bounds and how many of those it dropped (cuts.go).
 	Tested func(tested, dropped int)
+	// ByIndex, if set, learns after each read of the views index (views
+	// order) whether it tested regions and whether it found the page.
+	ByIndex func(regions, found bool)
 	// Group, if positive, fixes how many blocks every group ranks.
 	Group int
 	// InTx, if set, runs in each search's read transaction before its

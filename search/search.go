@@ -209,6 +209,9 @@ const maxChannelFacets = 64
 
 type candidateFilter struct {
 	expr string // the MATCH expression, facet terms included
+	// regionFree is expr without its region facets, and regionFacets
+	// those facets' expression ("" when none).
+	regionFree, regionFacets string
 	// walkExpr, if set, is the MATCH expression a walk in views order
 	// ranks its blocks with: expr without its region facets, which the
 	// region join then tests (see run).
@@ -275,6 +278,7 @@ func (s searcher) run() ([]Hit, error) {
 			f.channels = jsonIDs(ids)
 		}
 	}
+	f.regionFree, f.regionFacets = f.expr, regionFacets
 	if regionFacets != "" {
 		// The region facets make FTS5 intersect the words with the regions'
 		// videos, so the probe counts, and a one-pass ranking reads, only

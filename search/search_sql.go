@@ -43,6 +43,15 @@ const (
 	sqlViewsByIndex = `SELECT s.video, s.views FROM (SELECT video, views FROM video_stats INDEXED BY video_stats_views
 		WHERE views IS NOT NULL ORDER BY views DESC, video DESC LIMIT ?3) s
 		WHERE EXISTS (SELECT 1 FROM video_fts f WHERE f.video_fts MATCH ?1 AND f.rowid = -s.video) LIMIT ?2`
+	// The same in regions (?4, JSON), ?1 the MATCH without their facets:
+	// each video read (at most ?3) is tested on its video_regions rows
+	// first, a seek, and only those in a region (at most ?5) against the
+	// MATCH, which a facet would make dearer.
+	sqlViewsByIndexIn = `SELECT s.video, s.views FROM (SELECT v.video, v.views FROM (SELECT video, views
+		FROM video_stats INDEXED BY video_stats_views WHERE views IS NOT NULL ORDER BY views DESC, video DESC LIMIT ?3) v
+		WHERE EXISTS (SELECT 1 FROM video_regions r WHERE r.video = v.video AND r.region IN (SELECT value FROM json_each(?4)))
+		LIMIT ?5) s
+		WHERE EXISTS (SELECT 1 FROM video_fts f WHERE f.video_fts MATCH ?1 AND f.rowid = -s.video) LIMIT ?2`
 	sqlHitVideos = `SELECT id, video_id, title, tags, channel_title, description, published_at_s, category_id FROM videos
 		WHERE id IN (SELECT value FROM json_each(?))`
 	sqlHitRegions = `SELECT video, region FROM video_regions WHERE video IN (SELECT value FROM json_each(?1))

@@ -99,6 +99,18 @@ func (s searcher) rank(f candidateFilter, rs *rankState, rankID int64, st archiv
 		return s.candidates(f, rankID, math.MinInt64, math.MaxInt64, noCuts)
 	}
 	nBlocks := st.maxID>>blockShift + 1
+	// In views order, with no filter but regions, the most viewed matches
+	// may be read from the views index (viewsTop): worth it once the
+	// matches are many enough, which depends on how many videos are in the
+	// regions (an estimate: it only weighs costs, never the answer).
+	byIndex := s.q.Sort == SortViews && f.regionFree == s.pq.expr && f.since == 0 && f.channels == "" && f.cats == ""
+	inRegions := float64(st.videos)
+	if byIndex && f.regionFacets != "" {
+		var err error
+		if inRegions, err = s.probe(f.regionFacets, dfProbe, st); err != nil {
+			return nil, err
+		}
+	}
 	var n float64
 	if f.walkExpr != "" {
 		// Several regions in views order: count the matches in those
@@ -108,12 +120,30 @@ func (s searcher) rank(f candidateFilter, rs *rankState, rankID int64, st archiv
 		// one region's file after another makes them: it took ten full
 		// regions for a few percent of the archive and ranked 60,000
 		// matches in one pass where a walk ranks a few blocks. Counting
-		// reads only the index (about 0.2 µs a match), and stops at the
+		// reads only the index (about 0.2-0.4 µs a match), and stops at the
 		// cap, which depends on the archive's size and the page, never on
 		// the number of regions.
-		var err error
-		if n, err = s.probe(f.expr, viewsWalkFrom(s.q.Limit, nBlocks, st.videos), st); err != nil {
-			return nil, err
+		walkFrom := viewsWalkFrom(s.q.Limit, nBlocks, st.videos)
+		counted := false
+		if from := viewsIndexFrom(inRegions, s.q.Limit, st.videos); byIndex && from < walkFrom {
+			// Count only up to where the views index pays: a common word
+			// in several regions counted 127,000 matches (50 ms) at 1M
+			// for a read of the index that takes 3.
+			c, err := s.probe(f.expr, from, st)
+			if err != nil {
+				return nil, err
+			}
+			if c < float64(from) {
+				n, counted = c, true // every match counted
+			} else if top, ok, err := s.viewsTop(f, rankID, viewsIndexCaps(float64(from), inRegions, st.videos)); err != nil || ok {
+				return top, err
+			}
+		}
+		if !counted {
+			var err error
+			if n, err = s.probe(f.expr, walkFrom, st); err != nil {
+				return nil, err
+			}
 		}
 	} else if len(rs.phrases) == 1 && f.expr == s.pq.expr {
 		// No filter in the MATCH: the phrase's count is the query's. (For
@@ -127,15 +157,15 @@ func (s searcher) rank(f candidateFilter, rs *rankState, rankID int64, st archiv
 			return nil, err
 		}
 	}
-	if s.q.Sort == SortViews && f.expr == s.pq.expr && f.since == 0 && f.channels == "" && f.cats == "" &&
-		viewsIndexWorth(n, s.q.Limit, st.videos) {
+	if byIndex && f.walkExpr == "" && viewsIndexPays(n, inRegions, s.q.Limit, st.videos) {
 		// Many matches: the most viewed of them are among the most viewed
 		// videos, read from the views index and tested one at a time.
-		// Not with region or channel facets in the MATCH: testing a video
-		// against a MATCH seeks every term's doclist in every segment, and
-		// measured at 1M a region's facet made each test 4x dearer, for no
-		// gain over the scan.
-		top, ok, err := s.viewsTop(f, rankID, int(n/viewsIndexShare))
+		// Not with channel facets in the MATCH: testing a video against a
+		// MATCH seeks every term's doclist in every segment, and measured
+		// at 1M a facet made each test 4x dearer, for no gain over the
+		// scan. Regions are tested on each video's rows instead, before
+		// the MATCH (sqlViewsByIndexIn).
+		top, ok, err := s.viewsTop(f, rankID, viewsIndexCaps(n, inRegions, st.videos))
 		if err != nil || ok {
 			return top, err
 		}
@@ -157,7 +187,7 @@ func (s searcher) onePass(f candidateFilter, rankID int64, n float64) ([]candida
 	const pointCost = 50
 	if s.q.Sort == SortViews && !s.pq.raw && f.since == 0 && f.channels == "" && f.cats == "" &&
 		float64(2*s.q.Limit*pointCost) < n {
-		top, ok, err := s.viewsTop(f, rankID, 0)
+		top, ok, err := s.viewsTop(f, rankID, viewsIndexRead{})
 		if err != nil || ok {
 			return top, err
 		}
@@ -166,36 +196,85 @@ func (s searcher) onePass(f candidateFilter, rankID int64, n float64) ([]candida
 }
 
 // viewsIndexShare: a search in views order reads the views index only if
-// it expects to test fewer than one in viewsIndexShare of its n matches,
-// and gives up (ranking as if there were no index) after testing that many.
-// Testing a video against the MATCH costs about as much as reading 10-20
-// matches in a scan, so a word whose matches are few among the most viewed
-// (words cluster by region, and so do views) costs at most about twice a
-// scan.
+// it expects to test fewer than one in viewsIndexShare of its n matches
+// against the MATCH, and gives up (ranking as if there were no index) after
+// testing that many. Testing a video against the MATCH costs about as much
+// as reading 10-20 matches in a scan, so a word whose matches are few among
+// the most viewed (words cluster by region, and so do views) costs at most
+// about twice a scan.
 const viewsIndexShare = 16
 
-// viewsIndexWorth: the 2·limit most viewed of n matches among videos are
+// regionSeekShare is the same for the videos a read in regions tests on
+// their video_regions rows first: a seek costs about as much as reading a
+// match or two in a scan.
+const regionSeekShare = 2
+
+// viewsIndexRead caps a read of the views index: how many videos it reads,
+// and how many of those (the ones in the regions asked for) it tests
+// against the MATCH. Without regions it tests every video it reads.
+type viewsIndexRead struct{ rows, tests int }
+
+// viewsIndexCaps caps a read for about n matches, inRegions being the
+// videos in the regions asked for (all of them without regions): together
+// the reads and the tests cost about as much as a scan of the n matches.
+func viewsIndexCaps(n, inRegions float64, videos int64) viewsIndexRead {
+	c := viewsIndexRead{rows: int(n / viewsIndexShare), tests: int(n / viewsIndexShare)}
+	if inRegions < float64(videos) {
+		c.rows = int(n / regionSeekShare)
+	}
+	return c
+}
+
+// viewsIndexPays: the 2·limit most viewed of n matches among videos are
 // about the 2·limit·videos/n most viewed videos, if views are unrelated to
-// the words; worth reading from the index if that is at most half the cap
-// (n/viewsIndexShare).
-func viewsIndexWorth(n float64, limit int, videos int64) bool {
-	return n >= walkProbe && 2*float64(limit)*float64(videos)/n <= n/(2*viewsIndexShare)
+// the words and the regions, and about 2·limit·inRegions/n of those are in
+// the regions; worth reading from the index if each is at most half its
+// cap.
+func viewsIndexPays(n, inRegions float64, limit int, videos int64) bool {
+	if n < walkProbe {
+		return false
+	}
+	c := viewsIndexCaps(n, inRegions, videos)
+	rows, tests := 2*float64(limit)*float64(videos)/n, 2*float64(limit)*inRegions/n
+	return rows <= float64(c.rows)/2 && tests <= float64(c.tests)/2
+}
+
+// viewsIndexFrom is the fewest matches (at least walkProbe) for which
+// viewsIndexPays holds: it grows with n.
+func viewsIndexFrom(inRegions float64, limit int, videos int64) int {
+	lo, hi := int64(walkProbe), max(videos, walkProbe)
+	if !viewsIndexPays(float64(hi), inRegions, limit, videos) {
+		return int(hi) + 1
+	}
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if viewsIndexPays(float64(mid), inRegions, limit, videos) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return int(lo)
 }
 
 // viewsTop ranks, in views order, only the matches that can place in the
 // page. It finds the 2·limit most viewed matches — by one scan of the
 // matches that reads just the index and each match's view count (no region
 // join, no grouping, no ranking function, about 1 µs a match), or, if
-// byIndex > 0, by testing the most viewed videos against the MATCH, at most
-// byIndex of them — and the page is among those with at least the
+// byIndex.rows > 0, by reading the most viewed videos from the views index
+// and testing them against the MATCH (in regions, on their regions first),
+// within byIndex's caps — and the page is among those with at least the
 // limit-th's views, ties included; each of them is ranked on its own (a
 // range of one id). ok is false when a page's worth of ties or of hidden
 // counts leaves the answer incomplete, or the index's videos run out: rank
 // every match.
-func (s searcher) viewsTop(f candidateFilter, rankID int64, byIndex int) (_ []candidate, ok bool, _ error) {
+func (s searcher) viewsTop(f candidateFilter, rankID int64, byIndex viewsIndexRead) (_ []candidate, ok bool, _ error) {
 	query, args := sqlViewsTop, []any{f.expr, 2 * s.q.Limit}
-	if byIndex > 0 {
-		query, args = sqlViewsByIndex, append(args, byIndex)
+	switch {
+	case byIndex.rows > 0 && f.regionFacets != "":
+		query, args = sqlViewsByIndexIn, []any{f.regionFree, 2 * s.q.Limit, byIndex.rows, f.regions, byIndex.tests}
+	case byIndex.rows > 0:
+		query, args = sqlViewsByIndex, append(args, byIndex.tests)
 	}
 	rows, err := s.stmt(query).QueryContext(s.ctx, args...)
 	if err != nil {
@@ -219,7 +298,10 @@ func (s searcher) viewsTop(f candidateFilter, rankID int64, byIndex int) (_ []ca
 	if err := rows.Err(); err != nil {
 		return nil, false, queryError(s.pq, err)
 	}
-	if byIndex > 0 && (len(most) < 2*s.q.Limit || !sorted) {
+	if p := s.e.o.probe; p != nil && p.ByIndex != nil && byIndex.rows > 0 {
+		p.ByIndex(f.regionFacets != "", len(most) == 2*s.q.Limit && sorted)
+	}
+	if byIndex.rows > 0 && (len(most) < 2*s.q.Limit || !sorted) {
 		// The capped index read found too few (or, against SQLite's plan,
 		// not in order): the scan decides.
 		return nil, false, nil

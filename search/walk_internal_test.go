@@ -71,3 +71,29 @@ func TestIDRanges(t *testing.T) {
 		}
 	}
 }
+
+// viewsIndexFrom is where viewsIndexPays starts to hold, and it holds from
+// there on: a walk in several regions counts matches only up to it, and
+// reads the views index once the count reaches it.
+func TestViewsIndexFrom(t *testing.T) {
+	for _, videos := range []int64{0, 500, 8000, 1_000_000} {
+		for _, share := range []float64{0.01, 0.1, 0.5, 1} {
+			inRegions := share * float64(videos)
+			for _, limit := range []int{1, 20, 500} {
+				from := viewsIndexFrom(inRegions, limit, videos)
+				if from < walkProbe {
+					t.Fatalf("videos %d, in regions %g, limit %d: from %d is under walkProbe", videos, inRegions, limit, from)
+				}
+				for _, n := range []int{from - 1, from, from + 1, 2 * from, int(videos)} {
+					if want := n >= from; n >= walkProbe && n <= int(videos) && viewsIndexPays(float64(n), inRegions, limit, videos) != want {
+						t.Errorf("videos %d, in regions %g, limit %d, n %d: pays %v, from %d", videos, inRegions, limit, n, !want, from)
+					}
+				}
+			}
+		}
+	}
+	// Fewer videos in the regions, fewer MATCH tests: the index pays sooner.
+	if a, b := viewsIndexFrom(10_000, 20, 1_000_000), viewsIndexFrom(1_000_000, 20, 1_000_000); a >= b {
+		t.Errorf("from %d with 1%% of the videos in the regions, %d with all of them", a, b)
+	}
+}

@@ -48,6 +48,8 @@ func TestWalkEqualsExhaustive(t *testing.T) {
 	probe.Walked = func(r, b int) { ranked, total, walks = ranked+r, total+b, walks+1 }
 	var tested, dropped int
 	probe.Tested = func(t, d int) { tested, dropped = tested+t, dropped+d }
+	var byIndex [2][2]int // reads of the views index: [in regions][found the page]
+	probe.ByIndex = func(regions, found bool) { byIndex[boolIndex(regions)][boolIndex(found)]++ }
 
 	queries := g.Queries(30)
 	for i := 0; i < 5; i++ {
@@ -106,6 +108,12 @@ func TestWalkEqualsExhaustive(t *testing.T) {
 	}
 	// The comparison means something only if the walk skips blocks, and
 	// drops matches on their bounds.
+	// And the views index read in regions, a page found by it.
+	t.Logf("views index: %d reads found the page in regions, %d gave up; without regions %d and %d",
+		byIndex[1][1], byIndex[1][0], byIndex[0][1], byIndex[0][0])
+	if byIndex[1][1] == 0 {
+		t.Error("no search in views order found its page in the views index with regions")
+	}
 	for order, st := range stats {
 		bt := bounds[order]
 		t.Logf("%s: ranked %d of %d blocks; dropped %d of %d matches on their bounds", order, st[0], st[1], bt[1], bt[0])
@@ -195,4 +203,11 @@ func TestVideoBlocksBoundEveryVideo(t *testing.T) {
 	if got := dumpRows(t, db, cutRows); !slices.Equal(got, wantCuts) {
 		t.Errorf("migration 0014's video_cuts differ from the triggers'")
 	}
+}
+
+func boolIndex(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
