@@ -27,6 +27,8 @@ const (
 		WHERE max_seen >= ?1 AND (max_seen, block) < (?2, ?3) ORDER BY max_seen DESC, block DESC LIMIT ?4`
 	sqlBlocksByViews = `SELECT block, max_seen, min_rank, max_views FROM video_blocks
 		WHERE max_seen >= ?1 AND (max_views, block) < (?2, ?3) ORDER BY max_views DESC, block DESC LIMIT ?4`
+	// How many blocks hold a video seen since ?1.
+	sqlBlocksSince = `SELECT count(*) FROM video_blocks WHERE max_seen >= ?1`
 	// How many of the newest ?2 matches there are, and the oldest of them.
 	sqlDocFreq = `SELECT count(*), min(id) FROM (SELECT -rowid AS id FROM video_fts WHERE video_fts MATCH ?1 ORDER BY rowid LIMIT ?2)`
 	// The same count, and when it is under ?2 (every match read), the
