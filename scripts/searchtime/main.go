@@ -18,12 +18,16 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"reflect"
 	"runtime/pprof"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
+	"github.com/ytrend/ytrend/config"
 	"github.com/ytrend/ytrend/regions"
 	"github.com/ytrend/ytrend/search"
 	"github.com/ytrend/ytrend/store"
@@ -73,26 +77,22 @@ func main() {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	// Every query is parsed before the first is timed: a flag this tool
+	// does not know stops it, rather than timing another search.
+	sqs := make([]store.Query, len(qs))
+	for i, x := range qs {
+		if sqs[i], err = parseArgs(ctx, d, x.Args, time.Now()); err != nil {
+			fmt.Fprintf(os.Stderr, "searchtime: query %d %q: %v\n", i, x.Args, err)
+			os.Exit(2)
+		}
+	}
 	res := map[string][]float64{}
 	mins := make([]float64, len(qs))
 	paths := make([]string, len(qs))
 	same, total := 0, 0
 	for r := 0; r < *rounds; r++ {
 		for qi, x := range qs {
-			sq := store.Query{Text: x.Args[0], Limit: 20}
-			for i := 1; i+1 < len(x.Args); i += 2 {
-				switch x.Args[i] {
-				case "--region":
-					sq.Regions = []regions.Code{regions.Code(x.Args[i+1])}
-				case "--sort":
-					sq.Sort = store.SortOrder(x.Args[i+1])
-				case "--since":
-					t, _ := time.Parse("2006-01-02", x.Args[i+1])
-					sq.Since = t
-				case "--channel":
-					sq.Channel = x.Args[i+1]
-				}
-			}
+			sq := sqs[qi]
 			ranked, read, tested, dropped = -1, -1, 0, 0
 			cpu := func() float64 {
 				var ru syscall.Rusage
@@ -128,11 +128,7 @@ func main() {
 					panic(err)
 				}
 				total++
-				ok := len(h) == len(h2)
-				for i := 0; ok && i < len(h); i++ {
-					ok = h[i].VideoID == h2[i].VideoID && h[i].Score == h2[i].Score
-				}
-				if ok {
+				if reflect.DeepEqual(h, h2) { // every field of every hit
 					same++
 				} else {
 					fmt.Println("DIFF", x.Args)
@@ -159,4 +155,76 @@ func main() {
 	if *check {
 		fmt.Printf("identical %d of %d\n", same, total)
 	}
+}
+
+// parseArgs reads a query's arguments as `ytrend search` reads them: the
+// text, then --region (repeatable, or comma-separated), --sort, --since (a
+// duration such as 7d, or a date), --channel, --category (an id or a name)
+// and --limit. Anything else is an error.
+func parseArgs(ctx context.Context, d *store.DB, args []string, now time.Time) (store.Query, error) {
+	if len(args) == 0 {
+		return store.Query{}, fmt.Errorf("no query text")
+	}
+	q := store.Query{Text: args[0], Limit: 20}
+	var category string
+	rest := args[1:]
+	if len(rest)%2 != 0 {
+		return q, fmt.Errorf("flag %q has no value", rest[len(rest)-1])
+	}
+	for i := 0; i < len(rest); i += 2 {
+		flag, v := rest[i], rest[i+1]
+		switch flag {
+		case "--region":
+			for _, p := range strings.Split(v, ",") {
+				c, err := regions.Parse(p)
+				if err != nil {
+					return q, err
+				}
+				if !slices.Contains(q.Regions, c) {
+					q.Regions = append(q.Regions, c)
+				}
+			}
+		case "--sort":
+			q.Sort = store.SortOrder(v)
+		case "--since":
+			t, err := parseSince(v, now)
+			if err != nil {
+				return q, err
+			}
+			q.Since = t
+		case "--channel":
+			q.Channel = v
+		case "--category":
+			category = v
+		case "--limit":
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > 500 {
+				return q, fmt.Errorf("--limit %q: allowed 1-500", v)
+			}
+			q.Limit = n
+		default:
+			return q, fmt.Errorf("unknown flag %q", flag)
+		}
+	}
+	if category != "" {
+		ids, err := d.CategoryIDs(ctx, category, q.Regions...)
+		if err != nil {
+			return q, err
+		}
+		q.Categories = ids
+	}
+	return q, nil
+}
+
+// parseSince reads a duration ago (24h, 7d) or a date, as ytrend search does.
+func parseSince(s string, now time.Time) (time.Time, error) {
+	if d, err := config.ParseDuration(s); err == nil {
+		return now.Add(-d), nil
+	}
+	for _, layout := range []string{time.RFC3339, "2006-01-02T15:04", "2006-01-02"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("--since %q: want a duration such as 7d or a date", s)
 }
