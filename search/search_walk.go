@@ -113,15 +113,8 @@ func (s searcher) rank(f candidateFilter, rs *rankState, rankID int64, st archiv
 	// In views order, with no filter but regions, the most viewed matches
 	// may be read from the views index (viewsTop): worth it once the
 	// matches are many enough, which depends on how many videos are in the
-	// regions (an estimate: it only weighs costs, never the answer).
+	// regions (searcher.inRegions).
 	byIndex := s.q.Sort == SortViews && f.regionFree == s.pq.expr && f.since == 0 && f.channels == "" && f.cats == ""
-	inRegions := float64(st.videos)
-	if byIndex && f.regionFacets != "" {
-		var err error
-		if inRegions, err = s.probe(f.regionFacets, dfProbe, st); err != nil {
-			return nil, err
-		}
-	}
 	var n float64
 	if f.walkExpr != "" {
 		// Several regions in views order: count the matches in those
@@ -136,18 +129,24 @@ func (s searcher) rank(f candidateFilter, rs *rankState, rankID int64, st archiv
 		// the number of regions.
 		walkFrom := viewsWalkFrom(s.q.Limit, viewsBlocks, st.videos)
 		counted := false
-		if from := viewsIndexFrom(inRegions, s.q.Limit, st.videos); byIndex && from < walkFrom {
-			// Count only up to where the views index pays: a common word
-			// in several regions counted 127,000 matches (50 ms) at 1M
-			// for a read of the index that takes 3.
-			c, err := s.probe(f.expr, from, st)
+		if byIndex {
+			inRegions, err := s.inRegions(f, st)
 			if err != nil {
 				return nil, err
 			}
-			if c < float64(from) {
-				n, counted = c, true // every match counted
-			} else if top, ok, err := s.viewsTop(f, rankID, viewsIndexCaps(float64(from), inRegions, st.videos)); err != nil || ok {
-				return top, err
+			// Count only up to where the views index pays: a common word
+			// in several regions counted 127,000 matches (50 ms) at 1M
+			// for a read of the index that takes 3.
+			if from := viewsIndexFrom(inRegions, s.q.Limit, st.videos); from < walkFrom {
+				c, err := s.probe(f.expr, from, st)
+				if err != nil {
+					return nil, err
+				}
+				if c < float64(from) {
+					n, counted = c, true // every match counted
+				} else if top, ok, err := s.viewsTop(f, rankID, viewsIndexCaps(float64(from), inRegions, st.videos)); err != nil || ok {
+					return top, err
+				}
 			}
 		}
 		if !counted {
@@ -168,7 +167,7 @@ func (s searcher) rank(f candidateFilter, rs *rankState, rankID int64, st archiv
 			return nil, err
 		}
 	}
-	if byIndex && f.walkExpr == "" && viewsIndexPays(n, inRegions, s.q.Limit, st.videos) {
+	if byIndex && f.walkExpr == "" && n >= walkProbe {
 		// Many matches: the most viewed of them are among the most viewed
 		// videos, read from the views index and tested one at a time.
 		// Not with channel facets in the MATCH: testing a video against a
@@ -176,9 +175,15 @@ func (s searcher) rank(f candidateFilter, rs *rankState, rankID int64, st archiv
 		// at 1M a facet made each test 4x dearer, for no gain over the
 		// scan. Regions are tested on each video's rows instead, before
 		// the MATCH (sqlViewsByIndexIn).
-		top, ok, err := s.viewsTop(f, rankID, viewsIndexCaps(n, inRegions, st.videos))
-		if err != nil || ok {
-			return top, err
+		inRegions, err := s.inRegions(f, st)
+		if err != nil {
+			return nil, err
+		}
+		if viewsIndexPays(n, inRegions, s.q.Limit, st.videos) {
+			top, ok, err := s.viewsTop(f, rankID, viewsIndexCaps(n, inRegions, st.videos))
+			if err != nil || ok {
+				return top, err
+			}
 		}
 	}
 	if n < walkProbe || s.q.Sort == SortViews && !viewsWalkWorth(n, s.q.Limit, viewsBlocks) {
@@ -188,6 +193,16 @@ func (s searcher) rank(f candidateFilter, rs *rankState, rankID int64, st archiv
 		f.expr = f.walkExpr
 	}
 	return s.walk(f, rs, rankID, n, nBlocks)
+}
+
+// inRegions estimates how many videos the regions of f hold (every video
+// without regions) from the density of their facets' newest entries: it
+// weighs what a read of the views index costs, never what it finds.
+func (s searcher) inRegions(f candidateFilter, st archiveState) (float64, error) {
+	if f.regionFacets == "" {
+		return float64(st.videos), nil
+	}
+	return s.probe(f.regionFacets, dfProbe, st)
 }
 
 // onePass ranks every match (about n) at once. In views order, where the
