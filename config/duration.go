@@ -53,6 +53,26 @@ const MaxDays = int64(math.MaxInt64 / int64(24*time.Hour))
 // around to a negative or small value), are errors.
 func ParseDuration(s string) (time.Duration, error) { return parseDuration(s, false) }
 
+// ParseSince reads a point in the past as a search's since filter takes it:
+// a duration ago ("24h", "7d"; not a negative one, nor one too long to
+// hold) or a date or RFC 3339 time.
+func ParseSince(s string, now time.Time) (time.Time, error) {
+	d, derr := ParseDuration(s)
+	if derr == nil {
+		return now.Add(-d), nil
+	}
+	if strings.HasPrefix(strings.TrimSpace(s), "-") || strings.Contains(derr.Error(), "too long") {
+		// A duration, but not one a "since" can mean.
+		return time.Time{}, derr
+	}
+	for _, layout := range []string{time.RFC3339, "2006-01-02T15:04", "2006-01-02"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("%q: want a duration such as 24h or 7d, or a date such as 2026-11-01", s)
+}
+
 func parseDuration(s string, negative bool) (time.Duration, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {

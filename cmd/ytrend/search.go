@@ -133,22 +133,13 @@ matches. --exhaustive scores every match (slow on common words; for checking).`,
 	return cmd
 }
 
-// parseSince reads "24h", "7d" (ago) or a date / RFC 3339 time.
+// parseSince reads --since: config.ParseSince, its errors named for the flag.
 func parseSince(s string, now time.Time) (time.Time, error) {
-	d, derr := config.ParseDuration(s)
-	if derr == nil {
-		return now.Add(-d), nil
+	t, err := config.ParseSince(s, now)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("--since %w", err)
 	}
-	if strings.HasPrefix(strings.TrimSpace(s), "-") || strings.Contains(derr.Error(), "too long") {
-		// A duration, but not one a "since" can mean.
-		return time.Time{}, fmt.Errorf("--since %v", derr)
-	}
-	for _, layout := range []string{time.RFC3339, "2006-01-02T15:04", "2006-01-02"} {
-		if t, err := time.Parse(layout, s); err == nil {
-			return t, nil
-		}
-	}
-	return time.Time{}, fmt.Errorf("--since %q: want a duration such as 24h or 7d, or a date such as 2026-11-01", s)
+	return t, nil
 }
 
 // printHits prints hits for a person. bold, when not nil, turns the

@@ -187,9 +187,9 @@ func parseArgs(ctx context.Context, d *store.DB, args []string, now time.Time) (
 		case "--sort":
 			q.Sort = store.SortOrder(v)
 		case "--since":
-			t, err := parseSince(v, now)
+			t, err := config.ParseSince(v, now)
 			if err != nil {
-				return q, err
+				return q, fmt.Errorf("--since %w", err)
 			}
 			q.Since = t
 		case "--channel":
@@ -214,17 +214,4 @@ func parseArgs(ctx context.Context, d *store.DB, args []string, now time.Time) (
 		q.Categories = ids
 	}
 	return q, nil
-}
-
-// parseSince reads a duration ago (24h, 7d) or a date, as ytrend search does.
-func parseSince(s string, now time.Time) (time.Time, error) {
-	if d, err := config.ParseDuration(s); err == nil {
-		return now.Add(-d), nil
-	}
-	for _, layout := range []string{time.RFC3339, "2006-01-02T15:04", "2006-01-02"} {
-		if t, err := time.Parse(layout, s); err == nil {
-			return t, nil
-		}
-	}
-	return time.Time{}, fmt.Errorf("--since %q: want a duration such as 7d or a date", s)
 }
