@@ -13,6 +13,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
@@ -118,9 +119,10 @@ func main() {
 				fmt.Printf("Q %7.2f ms ranked=%d read=%d %s %q\n", ms, ranked, read, x.Kind, x.Args)
 			}
 			res["ALL"] = append(res["ALL"], ms)
-			if x.Kind != "views" && x.Kind != "recent" {
-				res["relevance"] = append(res["relevance"], ms)
-			}
+			// And by sort order, whatever the kind: "_relevance",
+			// "_recent", "_views".
+			order := cmp.Or(sq.Sort, store.SortRelevance)
+			res["_"+string(order)] = append(res["_"+string(order)], ms)
 			if *check && r == 0 {
 				sq.Exhaustive = true
 				h2, err := d.Search(ctx, sq)
