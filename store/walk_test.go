@@ -103,6 +103,18 @@ func TestWalkEqualsExhaustive(t *testing.T) {
 			}
 		}
 	}
+	// In views order, a since past every sighting leaves no block to walk:
+	// the walk reads none, where ranking in one pass (what weighing the
+	// walk against every block of the archive chose) reads every match.
+	walksBefore, rankedBefore := walks, ranked
+	late, err := db.Search(ctx, store.Query{Text: g.Word(0), Sort: store.SortViews, Limit: 100, Since: time.UnixMicro(newest).Add(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(late) != 0 || walks != walksBefore+1 || ranked != rankedBefore {
+		t.Errorf("views order since past every sighting: %d hits, %d walks ranking %d blocks; want none, one walk, no block",
+			len(late), walks-walksBefore, ranked-rankedBefore)
+	}
 	if walks == 0 {
 		t.Fatal("no search walked the blocks")
 	}
