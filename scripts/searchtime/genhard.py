@@ -35,18 +35,24 @@ def is_cjk(c):
     return 0x3040 <= o <= 0x30FF or 0x4E00 <= o <= 0x9FFF or 0xAC00 <= o <= 0xD7AF
 
 
-def tokens(s):
-    """Words as FTS5 unicode61 with categories 'L* N* Co M*' splits them."""
+def runs(s, keep, closed_only=False):
+    """The runs of s's characters that keep holds; closed_only leaves out a
+    run that the end of s cuts off."""
     out, cur = [], []
     for c in s:
-        if is_word_char(c):
+        if keep(c):
             cur.append(c)
         elif cur:
             out.append("".join(cur))
             cur = []
-    if cur:
+    if cur and not closed_only:
         out.append("".join(cur))
     return out
+
+
+def tokens(s):
+    """Words as FTS5 unicode61 with categories 'L* N* Co M*' splits them."""
+    return runs(s, is_word_char)
 
 
 def fold(w):
@@ -76,13 +82,7 @@ for t, tags, ch, desc, _ in rows:
             if any(0x900 <= ord(c) <= 0x97F for c in w) and len(w) > 2:
                 deva_words.append(w)
     desc_runs.append(tokens(desc))
-    run = []
-    for c in desc:
-        if is_cjk(c):
-            run.append(c)
-        elif run:
-            cjk_runs.append("".join(run))
-            run = []
+    cjk_runs += runs(desc, is_cjk, closed_only=True)
 # vocabulary from descriptions and tags only, by DF rank
 vocab = [w for w, _ in df.most_common() if w in forms and len(w) > 1 and not w.isdigit()]
 weights = [1.0 / (r + 1) ** 1.05 for r in range(len(vocab))]
